@@ -1,0 +1,141 @@
+# fwembed: build a kernel with firmware built in, boot it in QEMU, verify it.
+# 'make help' lists the targets and variables.
+
+BOARD ?= versatile
+V ?= 0
+PYTHON := /usr/bin/python3
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# Everything generated goes below $(BUILD).
+BUILD := $(CURDIR)/build
+TREE := $(BUILD)/linux-6.1
+
+# BOARD is a folder under boards/ or a path to a board folder.
+BOARD_DIR := $(abspath $(if $(findstring /,$(BOARD)),$(BOARD),boards/$(BOARD)))
+BOARD_NAME := $(notdir $(BOARD_DIR))
+board-get = $(shell sed -n 's/^$(1)[[:space:]]*=[[:space:]]*//p' $(BOARD_DIR)/board.cfg 2>/dev/null)
+BOARD_ARCH := $(call board-get,arch)
+BOARD_CROSS := $(call board-get,cross_compile)
+BOARD_DEFCONFIG := $(call board-get,defconfig)
+BOARD_IMAGE := $(call board-get,image)
+BOARD_DTB := $(call board-get,dtb)
+BOARD_PACKAGES := $(call board-get,packages)
+
+OUT := $(BUILD)/$(BOARD_NAME)
+KOUT := $(OUT)/linux
+FWOUT := $(OUT)/fw
+
+FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
+ifneq ($(FIRMWARE_DIR),)
+FW_INPUT := --dir $(abspath $(FIRMWARE_DIR))
+else
+FW_INPUT := --list $(BOARD_DIR)/firmware.list
+endif
+
+# Reproducible kernel builds: the same inputs give the same vmlinux.
+KBUILD_BUILD_TIMESTAMP ?= 1970-01-01 00:00:00 UTC
+KBUILD_BUILD_USER ?= fwembed
+KBUILD_BUILD_HOST ?= fwembed
+export KBUILD_BUILD_TIMESTAMP KBUILD_BUILD_USER KBUILD_BUILD_HOST
+
+CCACHE := $(shell command -v ccache 2>/dev/null)
+export CCACHE_BASEDIR := $(CURDIR)
+KMAKE = $(MAKE) --no-print-directory -C $(TREE) O=$(KOUT) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS) \
+	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc") V=$(V) -j$(JOBS)
+
+# Debian packages: what every build needs, and what 'make check' needs too.
+BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils \
+	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
+CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git firmware-linux-free \
+	binutils-arm-linux-gnueabi
+
+ifeq ($(V),1)
+Q :=
+quiet = @:
+else
+Q := @
+quiet = @echo
+endif
+
+.NOTPARALLEL:
+.DELETE_ON_ERROR:
+.PHONY: help run kernel fw config tree deps board-check check test-quick clean distclean
+
+help:
+	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
+	@echo
+	@echo 'Targets:'
+	@echo '  run            build the kernel for BOARD with its firmware and boot it in QEMU;'
+	@echo '                 every firmware entry is requested and checked (exit 1 if any fails)'
+	@echo '  kernel         build the kernel image and dtb only'
+	@echo '  fw             generate the firmware table into build/BOARD/fw only'
+	@echo '  check          run every test (pytest), ending with its summary line'
+	@echo '  test-quick     run the tests that need no kernel build'
+	@echo '  clean          remove build/BOARD'
+	@echo '  distclean      remove build/'
+	@echo
+	@echo 'Variables:'
+	@echo '  BOARD=name|path   a folder under boards/ or a path to a board folder (default: versatile)'
+	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
+	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
+	@echo '  V=1               print full commands'
+	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
+	@echo
+	@echo 'Boards: $(notdir $(wildcard boards/*))'
+
+deps:
+	$(Q)scripts/install-deps $(BUILD_PACKAGES)
+
+board-check: deps
+	$(Q)$(FWEMBED) board $(BOARD_DIR) >/dev/null
+	$(Q)scripts/install-deps $(BOARD_PACKAGES)
+
+tree: deps
+	$(Q)scripts/prepare-kernel $(TREE) $(CURDIR)/kernel-patch $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
+
+fw: board-check
+	$(quiet) '  GEN     $(FWOUT)'
+	$(Q)$(FWEMBED) gen $(FW_INPUT) --out $(FWOUT)
+
+# The kernel build directory belongs to one prepared tree: when the tree is
+# made again (new patches), it starts afresh, since old objects may be newer
+# than re-extracted sources.
+config: tree fw
+	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(KOUT)/.fwembed-tree; then \
+		rm -rf $(KOUT); mkdir -p $(KOUT); cp $(TREE)/.fwembed-tree $(KOUT)/; fi
+	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR="%s"\n' '$(FWOUT)' > $(OUT)/fwembed.config.tmp
+	$(Q)cmp -s $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config || \
+		mv $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config
+	$(Q)rm -f $(OUT)/fwembed.config.tmp
+	$(Q)$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
+
+$(KOUT)/.config: $(BOARD_DIR)/kernel.config $(OUT)/fwembed.config $(TREE)/.fwembed-tree
+	$(quiet) '  KCONFIG $@ ($(BOARD_DEFCONFIG) + $(BOARD_DIR)/kernel.config)'
+	$(Q)$(KMAKE) -s $(BOARD_DEFCONFIG)
+	$(Q)cat $(BOARD_DIR)/kernel.config $(OUT)/fwembed.config >> $@
+	$(Q)$(KMAKE) -s olddefconfig
+	$(Q)$(FWEMBED) config --fragment $(BOARD_DIR)/kernel.config \
+		--fragment $(OUT)/fwembed.config --config $@ || { mv $@ $@.rejected; exit 1; }
+
+kernel: config
+	$(quiet) '  MAKE    $(subst $(MAKE),make,$(KMAKE)) $(notdir $(BOARD_IMAGE)) $(notdir $(BOARD_DTB))'
+	$(Q)$(KMAKE) $(notdir $(BOARD_IMAGE)) $(if $(filter-out none,$(BOARD_DTB)),$(notdir $(BOARD_DTB)))
+
+run: kernel
+	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KOUT)/$(BOARD_IMAGE) \
+		$(if $(filter-out none,$(BOARD_DTB)),--dtb $(KOUT)/$(BOARD_DTB)) \
+		--manifest $(FWOUT)/manifest.json --log $(OUT)/console.log
+
+check: deps
+	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(PYTHON) -m pytest tests
+
+test-quick: deps
+	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(PYTHON) -m pytest tests -m "not kernel"
+
+clean:
+	rm -rf $(OUT)
+
+distclean:
+	rm -rf $(BUILD)

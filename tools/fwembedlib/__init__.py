@@ -1,0 +1,1 @@
+"""fwembed: build-time firmware embedding for Linux kernels."""

@@ -1,0 +1,72 @@
+"""fwembed boot: boot a board's kernel in QEMU and verify every entry.
+
+The QEMU command comes from the board folder and is printed before it runs,
+so it can be pasted and run again. The console is copied to the log file as
+it arrives. The guest exits by itself (panic=-1 or a reboot, with QEMU's
+-no-reboot); a boot that takes longer than the board's timeout times the
+multiplier is stopped and counts as failed.
+"""
+
+import shlex
+import subprocess
+import sys
+import threading
+import time
+
+from . import ktap
+from .board import load_board
+from .verify import format_verdict, load_manifest, verdicts
+
+
+def run_qemu(command, log_path, timeout):
+    """Run QEMU, teeing its output to ``log_path``; return (lines, timed_out)."""
+    lines = []
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
+
+        def pump():
+            for line in proc.stdout:
+                log.write(line)
+                log.flush()
+                lines.append(line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        try:
+            proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            timed_out = True
+        reader.join(timeout=5)
+    return lines, timed_out, proc.returncode
+
+
+def boot_and_verify(args):
+    board = load_board(args.board)
+    manifest = load_manifest(args.manifest)
+    command = board.qemu_command(args.kernel, args.dtb or "")
+    timeout = board.timeout * args.timeout_multiplier
+    print(f"  QEMU    {shlex.join(command)}", flush=True)
+    start = time.monotonic()
+    lines, timed_out, status = run_qemu(command, args.log, timeout)
+    elapsed = time.monotonic() - start
+
+    log = ktap.parse(lines)
+    results = verdicts(manifest, log) if log.found else []
+    for verdict in results:
+        print(format_verdict(verdict))
+    problems = log.problems()
+    if timed_out:
+        problems.append(f"QEMU did not exit within {timeout:g} s and was stopped")
+    elif status != 0:
+        problems.append(f"QEMU exited with status {status}")
+    for problem in problems:
+        print(f"{args.log}: error: {problem}", file=sys.stderr)
+    passed = sum(v.passed for v in results)
+    failed = len(results) - passed
+    print(f"{board.name}: {len(manifest)} firmware entries, boot took {elapsed:.1f} s; "
+          f"{passed} checks passed, {failed} failed; console log: {args.log}")
+    return 0 if results and not failed and not problems else 1

@@ -1,0 +1,112 @@
+"""fwembed: embed firmware files in a Linux kernel image.
+
+commands:
+  gen     turn a firmware list or a directory into assembly sources, a
+          manifest and a make dependency file:
+              fwembed gen (--list FILE | --dir DIR) --out OUTDIR
+  config  check that a kernel config fragment survived olddefconfig:
+              fwembed config --fragment FRAG [--fragment FRAG ...] --config .config
+  board   check a board folder and print its settings for make:
+              fwembed board DIR
+  boot    boot a kernel in QEMU as the board folder says, and check every
+          firmware entry the self-test reports against the manifest:
+              fwembed boot --board DIR --kernel IMAGE --dtb DTB --manifest JSON --log LOG
+
+Exit status: 0 on success, 1 on bad input or a failed check (the message
+reads "path[:line]: error: ..."), 2 on usage errors. --debug shows a
+traceback for unexpected failures.
+"""
+
+import argparse
+import sys
+
+from .errors import FwembedError, UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits with status 2 and the fwembed prefix."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def build_parser():
+    parser = Parser(prog="fwembed", description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter,
+                    allow_abbrev=False)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    gen = sub.add_parser("gen", help="generate the firmware table", allow_abbrev=False)
+    src = gen.add_mutually_exclusive_group(required=True)
+    src.add_argument("--list", metavar="FILE", help="firmware list (see README)")
+    src.add_argument("--dir", metavar="DIR", help="embed every file below DIR")
+    gen.add_argument("--out", metavar="OUTDIR", required=True, help="output directory")
+    gen.add_argument("-q", "--quiet", action="store_true", help="do not list updated files")
+
+    config = sub.add_parser("config", help="check a fragment survived", allow_abbrev=False)
+    config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
+    config.add_argument("--config", metavar="DOTCONFIG", required=True)
+
+    board = sub.add_parser("board", help="check a board folder", allow_abbrev=False)
+    board.add_argument("folder", metavar="DIR")
+    board.add_argument("--make", action="store_true", help="print make variables")
+
+    boot = sub.add_parser("boot", help="boot in QEMU and verify", allow_abbrev=False)
+    boot.add_argument("--board", metavar="DIR", required=True)
+    boot.add_argument("--kernel", required=True)
+    boot.add_argument("--dtb")
+    boot.add_argument("--manifest", required=True)
+    boot.add_argument("--log", required=True, help="console log file to write")
+    boot.add_argument("--timeout-multiplier", type=float, default=1.0)
+    return parser
+
+
+def report_update(path, tag="UPD"):
+    print(f"  {tag:<8}{path}", flush=True)
+
+
+def run(args):
+    if args.command == "gen":
+        from .gen import generate
+        from .outdir import OutDir
+        generate(OutDir(args.out, None if args.quiet else report_update),
+                 list_path=args.list, directory=args.dir)
+        return 0
+    if args.command == "config":
+        from .kconfig import check_fragments
+        check_fragments(args.fragment, args.config)
+        return 0
+    if args.command == "board":
+        from .board import load_board
+        board = load_board(args.folder)
+        print(board.make_vars() if args.make else board.describe(), end="")
+        return 0
+    if args.command == "boot":
+        from .boot import boot_and_verify
+        return boot_and_verify(args)
+    raise UsageError("a command is required (gen, config, board, boot)")
+
+
+def main(argv=None):
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv
+    try:
+        return run(parser.parse_args(argv))
+    except UsageError as err:
+        print(f"fwembed: {err}", file=sys.stderr)
+        return 2
+    except FwembedError as err:
+        print(err, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("fwembed: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # pylint: disable=broad-except
+        if debug:
+            raise
+        print(f"fwembed: internal error: {err!r} (run with --debug for a traceback)",
+              file=sys.stderr)
+        return 3

@@ -1,0 +1,21 @@
+"""One firmware entry, as read from a list or a directory."""
+
+import dataclasses
+import pathlib
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """A name to embed and the file that holds its data.
+
+    ``source`` is the file's path as the input spelled it, relative to the
+    list's folder or to the embedded directory. It names the data symbols,
+    so it must not depend on where the tree is checked out. ``where`` is
+    the ``path[:line]`` that error messages about this entry start with.
+    """
+
+    name: str
+    source: str
+    path: pathlib.Path
+    where: str
+    license: str = None

@@ -1,0 +1,150 @@
+"""The firmware list: which files a board embeds, under which names.
+
+One entry per line::
+
+    # comment
+    NAME  SOURCE  [OPTION ...]
+
+NAME is the name drivers request. SOURCE is the file that holds the data,
+relative to the list's folder (or absolute). A field that contains spaces
+or starts with '#' is written in double quotes: ``"my fw, v2.bin"``. Names
+cannot contain '"', so no escapes are needed. A '#' that starts a field
+begins a comment that runs to the end of the line.
+
+OPTIONs are ``key=value`` (the value may be quoted). Known options:
+
+    license=SPDX    the firmware's license, as an SPDX expression; it is
+                    carried into manifest.json
+
+The same SOURCE may be listed under several names; its data is stored once.
+"""
+
+import os
+import pathlib
+import re
+
+from .entry import Entry
+from .errors import FwembedError
+from .names import name_problem
+
+OPTION_RE = re.compile(r"([A-Za-z0-9_-]+)=(.*)\Z", re.S)
+LICENSE_RE = re.compile(r"[A-Za-z0-9.+:() -]+\Z")
+
+
+def split_fields(text, where):
+    """Split one line into raw fields, keeping quotes; drop a comment."""
+    fields = []
+    i = 0
+    while i < len(text):
+        if text[i] in " \t":
+            i += 1
+            continue
+        if text[i] == "#":
+            break
+        start = i
+        while i < len(text) and text[i] not in " \t":
+            if text[i] == '"':
+                end = text.find('"', i + 1)
+                if end < 0:
+                    raise FwembedError(where, "unterminated quote")
+                i = end + 1
+            else:
+                i += 1
+        fields.append(text[start:i])
+    return fields
+
+
+def unquote(field, where, what):
+    """Return a field's value: the inside of "...", or the field itself."""
+    if len(field) >= 2 and field[0] == '"' and field[-1] == '"' and '"' not in field[1:-1]:
+        return field[1:-1]
+    if '"' in field:
+        raise FwembedError(where, f"{what} {field}: a quoted field must be quoted as a whole")
+    return field
+
+
+def parse_options(fields, where):
+    """Turn OPTION fields into a dict, rejecting unknown keys and bad values."""
+    options = {}
+    for field in fields:
+        match = OPTION_RE.match(field)
+        if not match:
+            raise FwembedError(where, f"unknown option {field!r}: expected key=value")
+        key, value = match.group(1), unquote(match.group(2), where, f"option {match.group(1)}")
+        if key in options:
+            raise FwembedError(where, f"option {key!r} given twice")
+        if key == "license":
+            if not LICENSE_RE.match(value):
+                raise FwembedError(where, f"license={value!r} is not an SPDX license expression")
+        else:
+            raise FwembedError(where, f"unknown option {key!r}")
+        options[key] = value
+    return options
+
+
+def parse_line(text, list_path, lineno):
+    """Return the Entry on one line of a list, or None for a blank line."""
+    where = f"{list_path}:{lineno}"
+    for ch in text:
+        if ch != "\t" and not " " <= ch <= "~":
+            raise FwembedError(where, f"control or non-ASCII character {ch!r}")
+    fields = split_fields(text, where)
+    if not fields:
+        return None
+    if len(fields) < 2:
+        raise FwembedError(where, "expected NAME SOURCE [OPTION ...]")
+    name = unquote(fields[0], where, "name")
+    problem = name_problem(name)
+    if problem:
+        raise FwembedError(where, problem)
+    source = unquote(fields[1], where, "source")
+    if source == "":
+        raise FwembedError(where, "empty source path")
+    options = parse_options(fields[2:], where)
+    path = pathlib.Path(list_path).parent / source
+    source_key = os.path.normpath(source)
+    return Entry(name=name, source=source_key, path=path, where=where,
+                 license=options.get("license"))
+
+
+def read_list(list_path):
+    """Parse a firmware list file into entries, checking every source file."""
+    list_path = pathlib.Path(list_path)
+    try:
+        raw = list_path.read_bytes()
+    except OSError as err:
+        raise FwembedError(list_path, f"cannot read firmware list: {err.strerror}") from None
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise FwembedError(f"{list_path}:{line}", "non-ASCII byte in firmware list") from None
+    entries = []
+    seen = {}
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        entry = parse_line(line.rstrip("\r"), list_path, lineno)
+        if entry is None:
+            continue
+        if entry.name in seen:
+            raise FwembedError(entry.where, f"duplicate firmware name {entry.name!r} "
+                                            f"(first listed at line {seen[entry.name]})")
+        seen[entry.name] = lineno
+        check_source(entry)
+        entries.append(entry)
+    if not entries:
+        raise FwembedError(list_path, "firmware list has no entries")
+    return entries
+
+
+def check_source(entry):
+    """Fail unless the entry's source is a readable regular file."""
+    try:
+        if not entry.path.is_file():
+            kind = "a directory" if entry.path.is_dir() else "not a regular file"
+            if not entry.path.exists():
+                kind = "no such file"
+            raise FwembedError(entry.where, f"source {entry.source!r}: {kind}")
+        with open(entry.path, "rb"):
+            pass
+    except OSError as err:
+        raise FwembedError(entry.where, f"source {entry.source!r}: {err.strerror}") from None

@@ -1,0 +1,111 @@
+"""fwembed gen: firmware list or directory in, assembly and manifest out.
+
+The run has two phases. The first reads and checks every input and hashes
+every file, and writes nothing; any error ends the run there. The second
+writes the outputs, each only if its content changed, and then removes data
+objects that are no longer used. An error therefore never leaves a half-
+written output directory, and the outputs of an earlier good run survive.
+"""
+
+import dataclasses
+import os
+import pathlib
+
+from . import emit
+from .content import copy_checked, digest_file
+from .errors import FwembedError
+from .fwlist import read_list
+from .scan import scan_dir, walked_dirs
+
+# Touched by every successful run; the target of the make dependency file,
+# since the outputs themselves keep their timestamps when unchanged.
+STAMP = ".fwembed-stamp"
+
+
+@dataclasses.dataclass
+class Blob:
+    """One distinct content: stored once, whatever the number of names."""
+
+    sha256: str
+    size: int
+    entry: object
+    sources: list
+    compression: str = "none"
+
+    @property
+    def stored_size(self):
+        return self.size
+
+    @property
+    def stem(self):
+        return f"blob-{self.sha256[:16]}"
+
+
+def collect(entries):
+    """Hash every entry; return (rows sorted by name, blobs sorted by stem)."""
+    blobs = {}
+    rows = []
+    by_source = {}
+    for entry in entries:
+        if entry.source not in by_source:
+            by_source[entry.source] = digest_file(entry)
+        sha256, size = by_source[entry.source]
+        blob = blobs.get(sha256)
+        if blob is None:
+            blob = blobs[sha256] = Blob(sha256=sha256, size=size, entry=entry, sources=[])
+        if entry.source not in blob.sources:
+            blob.sources.append(entry.source)
+        rows.append((entry, blob))
+    check_unique(blobs.values(), lambda b: b.stem, "content digests")
+    check_unique([e for e, _ in rows], lambda e: emit.key_hash(e.source), "source paths",
+                 same=lambda a, b: a.source == b.source)
+    for blob in blobs.values():
+        blob.sources.sort()
+    rows.sort(key=lambda row: row[0].name.encode())
+    return rows, sorted(blobs.values(), key=lambda b: b.stem)
+
+
+def check_unique(items, key, what, same=lambda a, b: a is b):
+    """Refuse the (astronomically unlikely) collision of two short hashes."""
+    seen = {}
+    for item in items:
+        other = seen.setdefault(key(item), item)
+        if not same(other, item):
+            where = getattr(item, "where", None) or item.entry.where
+            raise FwembedError(where, f"two {what} share the prefix {key(item)}")
+
+
+def read_inputs(list_path=None, directory=None):
+    """Return the entries and the paths that make should watch."""
+    if list_path is not None:
+        entries = read_list(list_path)
+        watched = [pathlib.Path(list_path)]
+    else:
+        entries = scan_dir(directory)
+        watched = walked_dirs(directory)
+    watched += sorted({e.path for e in entries})
+    return entries, watched
+
+
+def generate(out, list_path=None, directory=None):
+    """Run both phases; return the rows (entry, blob) written to the table."""
+    entries, watched = read_inputs(list_path, directory)
+    rows, blobs = collect(entries)
+    out.check_usable()
+
+    out.create()
+    for blob in blobs:
+        if not (out.path / f"{blob.stem}.bin").is_file() or \
+                os.path.getsize(out.path / f"{blob.stem}.bin") != blob.stored_size:
+            out.write_with(f"{blob.stem}.bin",
+                           lambda tmp, b=blob: copy_checked(b.entry, b.sha256, tmp))
+        out.write_text(f"{blob.stem}.S", emit.blob_source(blob))
+    out.write_text("table.S", emit.table_source(rows))
+    out.write_text("objects.mk", emit.objects_mk(blobs))
+    out.write_text("manifest.json", emit.manifest(rows))
+    out.write_text("fwembed.d", emit.depfile(out.path / STAMP,
+                                             [p.resolve() for p in watched]))
+    keep = {f"{b.stem}{ext}" for b in blobs for ext in (".S", ".bin")}
+    out.remove_stale("blob-*", keep)
+    out.touch(STAMP)
+    return rows

@@ -1,0 +1,79 @@
+"""Directory mode: every regular file below a directory, named by its path.
+
+A symlink to a regular file inside the directory becomes an alias: its name
+is the link's path and its data is the target's, stored once. A symlink that
+leaves the directory, a dangling or looping symlink, a symlink to a directory
+and any file that is not regular (fifo, socket, device) are errors.
+"""
+
+import os
+import pathlib
+
+from .entry import Entry
+from .errors import FwembedError
+from .names import name_problem
+
+
+def resolve_link(root, link, where):
+    """Return the target of a symlink as a path relative to ``root``."""
+    try:
+        target = pathlib.Path(os.path.realpath(link, strict=True))
+    except OSError as err:
+        raise FwembedError(where, f"symlink cannot be resolved: {err.strerror}") from None
+    try:
+        rel = target.relative_to(root)
+    except ValueError:
+        raise FwembedError(where, f"symlink points outside {root}: {target}") from None
+    if not target.is_file():
+        raise FwembedError(where, "symlink does not point to a regular file")
+    return rel.as_posix()
+
+
+def scan_dir(directory):
+    """Return the entries for every file below ``directory``, sorted by name."""
+    directory = pathlib.Path(directory)
+    if not directory.is_dir():
+        what = "not a directory" if directory.exists() else "no such directory"
+        raise FwembedError(directory, f"firmware directory: {what}")
+    root = pathlib.Path(os.path.realpath(directory))
+    entries = []
+    errors = []
+
+    def walk_error(err):
+        errors.append(err)
+
+    for dirpath, dirnames, filenames in os.walk(directory, onerror=walk_error):
+        dirnames.sort()
+        for dirname in list(dirnames):
+            full = pathlib.Path(dirpath, dirname)
+            if full.is_symlink():
+                raise FwembedError(full, "symlink to a directory is not supported; "
+                                         "link the files instead")
+        for filename in sorted(filenames):
+            full = pathlib.Path(dirpath, filename)
+            name = full.relative_to(directory).as_posix()
+            problem = name_problem(name)
+            if problem:
+                raise FwembedError(full, problem)
+            if full.is_symlink():
+                source = resolve_link(root, full, full)
+            elif full.is_file():
+                source = name
+            else:
+                raise FwembedError(full, "not a regular file")
+            entries.append(Entry(name=name, source=source, path=root / source,
+                                 where=str(full)))
+    if errors:
+        err = errors[0]
+        raise FwembedError(err.filename or directory, f"cannot read directory: {err.strerror}")
+    if not entries:
+        raise FwembedError(directory, "firmware directory holds no files")
+    return entries
+
+
+def walked_dirs(directory):
+    """Every directory scan_dir reads, for the make dependency file."""
+    dirs = [pathlib.Path(directory)]
+    for dirpath, dirnames, _ in os.walk(directory):
+        dirs.extend(pathlib.Path(dirpath, d) for d in sorted(dirnames))
+    return dirs
