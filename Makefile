@@ -107,7 +107,7 @@ config: tree fw
 	$(Q)cmp -s $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config || \
 		mv $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config
 	$(Q)rm -f $(OUT)/fwembed.config.tmp
-	$(Q)$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
+	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
 
 $(KOUT)/.config: $(BOARD_DIR)/kernel.config $(OUT)/fwembed.config $(TREE)/.fwembed-tree
 	$(quiet) '  KCONFIG $@ ($(BOARD_DEFCONFIG) + $(BOARD_DIR)/kernel.config)'

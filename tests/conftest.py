@@ -1,0 +1,60 @@
+"""Shared fixtures: paths, a runner for the fwembed CLI, tiny firmware trees."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "tools"
+FWEMBED = TOOLS / "fwembed"
+PYTHON = "/usr/bin/python3"
+sys.path.insert(0, str(TOOLS))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "kernel: needs a kernel build or QEMU (slow)")
+
+
+def run_fwembed(*args, cwd=None):
+    """Run the real command line; return the CompletedProcess."""
+    return subprocess.run([PYTHON, str(FWEMBED), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def fwtree(tmp_path):
+    """A folder with tiny firmware files and a helper to write a list."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "empty.bin").write_bytes(b"")
+    (src / "one.bin").write_bytes(b"\x01")
+    (src / "seven.bin").write_bytes(b"1234567")
+    (src / "ramp.bin").write_bytes(bytes(range(256)))
+    return src
+
+
+def write_list(folder, text, name="firmware.list"):
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def snapshot(folder):
+    """{relative path: (bytes, mtime_ns)} of every file below folder."""
+    folder = pathlib.Path(folder)
+    if not folder.exists():
+        return None
+    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def make(*args, cwd=ROOT, timeout=3600):
+    """Run make in the repository and return the CompletedProcess."""
+    env = dict(os.environ)
+    env.pop("MAKEFLAGS", None)
+    env.pop("MFLAGS", None)
+    return subprocess.run(["make", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env, check=False)
