@@ -128,11 +128,11 @@ run: kernel
 
 check: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
-	$(Q)$(PYTHON) -m pytest tests
+	$(Q)$(PYTHON) -m pytest
 
 test-quick: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
-	$(Q)$(PYTHON) -m pytest tests -m "not kernel"
+	$(Q)$(PYTHON) -m pytest -m "not kernel"
 
 clean:
 	rm -rf $(OUT)

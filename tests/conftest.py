@@ -14,10 +14,6 @@ PYTHON = "/usr/bin/python3"
 sys.path.insert(0, str(TOOLS))
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "kernel: needs a kernel build or QEMU (slow)")
-
-
 def run_fwembed(*args, cwd=None):
     """Run the real command line; return the CompletedProcess."""
     return subprocess.run([PYTHON, str(FWEMBED), *map(str, args)], cwd=cwd,
@@ -58,3 +54,11 @@ def make(*args, cwd=ROOT, timeout=3600):
     env.pop("MFLAGS", None)
     return subprocess.run(["make", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env, check=False)
+
+
+@pytest.fixture(scope="session")
+def kernel_tree():
+    """The prepared (extracted and patched) kernel tree that make run uses."""
+    result = make("tree")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return ROOT / "build" / "linux-6.1"

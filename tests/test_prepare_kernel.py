@@ -1,0 +1,65 @@
+"""scripts/prepare-kernel: KERNEL_SRC is copied and patched, never modified."""
+
+import subprocess
+
+import pytest
+
+from conftest import ROOT, snapshot
+
+SCRIPT = ROOT / "scripts" / "prepare-kernel"
+
+
+def prepare(dest, src):
+    return subprocess.run([SCRIPT, dest, ROOT / "kernel-patch", src], capture_output=True,
+                          text=True, check=False)
+
+
+@pytest.fixture
+def fake_tree(tmp_path):
+    """Just enough of a tree for the version and cleanliness checks."""
+    tree = tmp_path / "linux"
+    tree.mkdir()
+    (tree / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n")
+    return tree
+
+
+def test_wrong_version_is_refused(fake_tree, tmp_path):
+    """A tree that is not 6.1 is refused by name."""
+    (fake_tree / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 15\n")
+    result = prepare(tmp_path / "dest", fake_tree)
+    assert result.returncode == 1
+    assert "Linux 5.15, not 6.1" in result.stderr
+    assert not (tmp_path / "dest").exists()
+
+
+def test_configured_tree_is_refused(fake_tree, tmp_path):
+    """A tree configured in place cannot serve O= builds; say so."""
+    (fake_tree / ".config").write_text("CONFIG_X=y\n")
+    result = prepare(tmp_path / "dest", fake_tree)
+    assert result.returncode == 1 and "make mrproper" in result.stderr
+
+
+def test_patch_failure_names_the_patch(fake_tree, tmp_path):
+    """A tree the series does not apply to: the failing patch is named."""
+    result = prepare(tmp_path / "dest", fake_tree)
+    assert result.returncode == 1
+    assert "0001-" in result.stderr and "does not apply" in result.stderr
+    assert not (tmp_path / "dest").exists() and not (tmp_path / "dest.tmp").exists()
+
+
+@pytest.mark.kernel
+def test_kernel_src_is_copied_and_left_untouched(kernel_tree, tmp_path):
+    """A real 6.1 tree given as KERNEL_SRC is patched in a copy only."""
+    src = tmp_path / "src"
+    src.mkdir()
+    subprocess.run(["tar", "-C", src, "--strip-components=1", "-xf",
+                    "/usr/src/linux-source-6.1.tar.xz",
+                    "linux-source-6.1/Makefile", "linux-source-6.1/MAINTAINERS",
+                    "linux-source-6.1/drivers/base/firmware_loader",
+                    "linux-source-6.1/include/linux/firmware.h"], check=True)
+    before = snapshot(src)
+    result = prepare(tmp_path / "dest", src)
+    assert result.returncode == 0, result.stderr
+    assert snapshot(src) == before
+    assert (tmp_path / "dest" / "include" / "linux" / "builtin_fw.h").is_file()
+    assert (tmp_path / "dest" / "drivers/base/firmware_loader/builtin/selftest.c").is_file()

@@ -1,0 +1,131 @@
+"""make run end to end: build the versatile kernel, boot it in QEMU, verify.
+
+These tests share build/versatile with 'make run', so a warm tree makes them
+quick. They run in file order: the sample list first, then incremental
+builds, then whole directories.
+"""
+
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+
+import pytest
+
+from conftest import ROOT, make
+
+pytestmark = pytest.mark.kernel
+VMLINUX = ROOT / "build" / "versatile" / "linux" / "vmlinux"
+PASS_RE = re.compile(r"^  PASS  ", re.M)
+GENERATED_AS_RE = re.compile(r"^  AS\s+drivers/base/firmware_loader/builtin/generated/(\S+)$",
+                             re.M)
+
+
+def assert_ok(result):
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+
+
+def test_make_run_verifies_the_sample_list():
+    """make run boots the versatile kernel and every sample entry passes."""
+    result = make("run")
+    assert_ok(result)
+    assert len(PASS_RE.findall(result.stdout)) == 9
+    assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
+        result.stdout
+    assert "versatile: 7 firmware entries" in result.stdout
+    assert "9 checks passed, 0 failed" in result.stdout
+    assert (ROOT / "build" / "versatile" / "console.log").read_text().count("ok ") >= 9
+
+
+def test_second_run_does_not_relink_vmlinux():
+    """With nothing changed, make run leaves vmlinux alone."""
+    before = VMLINUX.stat().st_mtime_ns
+    result = make("run")
+    assert_ok(result)
+    assert VMLINUX.stat().st_mtime_ns == before
+    assert "  LD      vmlinux" not in result.stdout
+
+
+@pytest.fixture
+def fwdir(tmp_path):
+    folder = tmp_path / "fw"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.bin").write_bytes(b"A" * 100)
+    (folder / "sub" / "b.bin").write_bytes(b"B" * 200)
+    (folder / "sub" / "c,d e.bin").write_bytes(b"C" * 300)
+    os.symlink("../a.bin", folder / "sub" / "alias.bin")
+    return folder
+
+
+def blob_object(data):
+    return f"blob-{hashlib.sha256(data).hexdigest()[:16]}.o"
+
+
+def test_one_changed_file_reassembles_one_object(fwdir):
+    """Same size: one data object re-assembled; new size: it and the table."""
+    assert_ok(make("kernel", f"FIRMWARE_DIR={fwdir}"))
+    (fwdir / "sub" / "b.bin").write_bytes(b"b" * 200)
+    same_size = make("kernel", f"FIRMWARE_DIR={fwdir}")
+    assert_ok(same_size)
+    assert GENERATED_AS_RE.findall(same_size.stdout) == [blob_object(b"b" * 200)]
+    (fwdir / "sub" / "b.bin").write_bytes(b"b" * 201)
+    new_size = make("kernel", f"FIRMWARE_DIR={fwdir}")
+    assert_ok(new_size)
+    assert sorted(GENERATED_AS_RE.findall(new_size.stdout)) == \
+        sorted([blob_object(b"b" * 201), "table.o"])
+
+
+def test_firmware_dir_with_symlink_alias_boots(fwdir):
+    """FIRMWARE_DIR embeds every file, the symlink as an alias, and all pass."""
+    result = make("run", f"FIRMWARE_DIR={fwdir}")
+    assert_ok(result)
+    assert "versatile: 4 firmware entries" in result.stdout
+    assert "  PASS        100 B  " in result.stdout and "sub/alias.bin" in result.stdout
+
+
+def test_firmware_linux_free_boots():
+    """Every file Debian's firmware-linux-free installs is verified in QEMU."""
+    files = [p for p in pathlib.Path("/lib/firmware").rglob("*") if p.is_file()]
+    result = make("run", "FIRMWARE_DIR=/lib/firmware")
+    assert_ok(result)
+    assert f"versatile: {len(files)} firmware entries" in result.stdout
+    assert len(PASS_RE.findall(result.stdout)) == len(files) + 2
+    assert len(files) >= 26
+
+
+def test_board_path_outside_the_repository(tmp_path):
+    """BOARD= accepts a path to a board folder anywhere."""
+    board = tmp_path / "vendor" / "versatile"
+    shutil.copytree(ROOT / "boards" / "versatile", board)
+    (board / "firmware.list").write_text(
+        f'"vendor/ramp.bin" {ROOT}/firmware/ramp-256.bin\n'
+        f'"vendor/text.txt" {ROOT}/firmware/hello.txt license=CC0-1.0\n')
+    result = make("run", f"BOARD={board}")
+    assert_ok(result)
+    assert "versatile: 2 firmware entries" in result.stdout
+    assert "vendor/ramp.bin" in result.stdout
+
+
+def test_dropped_config_option_stops_the_build(tmp_path):
+    """A fragment option that olddefconfig drops is named, and the build stops."""
+    board = tmp_path / "badsmp"
+    shutil.copytree(ROOT / "boards" / "versatile", board)
+    with open(board / "kernel.config", "a", encoding="utf-8") as frag:
+        frag.write("CONFIG_SMP=y\n")
+    result = make("kernel", f"BOARD={board}")
+    assert result.returncode != 0
+    assert re.search(r"kernel.config:\d+: CONFIG_SMP: wanted y, got n", result.stderr)
+    shutil.rmtree(ROOT / "build" / "badsmp", ignore_errors=True)
+
+
+def test_bad_firmware_list_stops_make_run(tmp_path):
+    """A broken list fails make run with the generator's located message."""
+    board = tmp_path / "broken"
+    shutil.copytree(ROOT / "boards" / "versatile", board)
+    (board / "firmware.list").write_text("ok.bin ../../firmware/seven.bin\nbad\n")
+    result = make("run", f"BOARD={board}")
+    assert result.returncode != 0
+    assert f"{board}/firmware.list:2: error: expected NAME SOURCE" in result.stderr
+    assert not (ROOT / "build" / "broken" / "linux").exists()
+    shutil.rmtree(ROOT / "build" / "broken", ignore_errors=True)

@@ -1,0 +1,133 @@
+"""The series applies with git am to a clean 6.1 tree, and each patch builds.
+
+A clean tree is extracted from Debian's tarball into build/series/, committed,
+and the patches are applied one at a time with git am. After each one the
+versatile kernel is configured and vmlinux is built. The configuration asks
+for an in-tree CONFIG_EXTRA_FIRMWARE file as well as a generated table, so
+the final kernel, booted in QEMU, shows that both kinds load side by side.
+"""
+
+import dataclasses
+import hashlib
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import FWEMBED, PYTHON, ROOT, make
+from test_patches import series
+
+SERIES = ROOT / "build" / "series"
+TARBALL = "/usr/src/linux-source-6.1.tar.xz"
+INTREE_NAME = "fwembed-intree.bin"
+INTREE_DATA = bytes(range(255, -1, -1)) * 3
+
+
+@dataclasses.dataclass
+class SeriesRun:
+    tree: pathlib.Path
+    applied: list
+    builds: dict
+    boot: subprocess.CompletedProcess = None
+
+
+def sh(cmd, cwd, **kw):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, **kw)
+
+
+def kmake(tree, out, *targets):
+    cross = "arm-linux-gnueabi-"
+    cc = f"ccache {cross}gcc" if shutil.which("ccache") else f"{cross}gcc"
+    env = dict(os.environ, CCACHE_BASEDIR=str(ROOT), KBUILD_BUILD_TIMESTAMP="fwembed",
+               KBUILD_BUILD_USER="fwembed", KBUILD_BUILD_HOST="fwembed")
+    env.pop("MAKEFLAGS", None)
+    return sh(["make", "-C", tree, f"O={out}", "ARCH=arm", f"CROSS_COMPILE={cross}",
+               f"CC={cc}", f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
+
+
+def configure(tree, out, fragment):
+    for step in (["versatile_defconfig"], None, ["olddefconfig"]):
+        if step is None:
+            with open(out / ".config", "a", encoding="utf-8") as cfg:
+                cfg.write(fragment)
+            continue
+        result = kmake(tree, out, *step)
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="module")
+def series_run():
+    assert make("deps").returncode == 0
+    shutil.rmtree(SERIES, ignore_errors=True)
+    tree = SERIES / "linux-6.1"
+    tree.mkdir(parents=True)
+    subprocess.run(["tar", "-C", tree, "--strip-components=1", "-xf", TARBALL], check=True)
+    git = ["git", "-c", "user.name=fwembed test", "-c", "user.email=test@fwembed.invalid"]
+    for cmd in (["git", "init", "-q"], ["git", "add", "-f", "-A"],
+                git + ["commit", "-q", "-m", "base"], ["git", "tag", "base"]):
+        assert sh(cmd, tree).returncode == 0, cmd
+
+    extra = SERIES / "extra"
+    extra.mkdir()
+    (extra / INTREE_NAME).write_bytes(INTREE_DATA)
+    fwdir = SERIES / "fw"
+    gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", ROOT / "boards/versatile/firmware.list",
+              "--out", fwdir], ROOT)
+    assert gen.returncode == 0, gen.stderr
+    fragment = (f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\n'
+                f'CONFIG_EXTRA_FIRMWARE_DIR="{extra}"\n'
+                f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
+                "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
+                "# CONFIG_FW_LOADER_USER_HELPER is not set\n")
+
+    out = SERIES / "versatile" / "linux"
+    out.mkdir(parents=True)
+    run = SeriesRun(tree=tree, applied=[], builds={})
+    for patch in series():
+        applied = sh(git + ["am", "-q", patch], tree)
+        if applied.returncode != 0:
+            run.builds[patch.name] = applied
+            break
+        run.applied.append(patch.name)
+        configure(tree, out, fragment)
+        run.builds[patch.name] = kmake(tree, out, "vmlinux")
+    else:
+        images = kmake(tree, out, "zImage", "versatile-pb.dtb")
+        assert images.returncode == 0, images.stderr[-3000:]
+        run.boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+                       "--kernel", out / "arch/arm/boot/zImage",
+                       "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
+                       "--manifest", fwdir / "manifest.json",
+                       "--log", SERIES / "console.log"], ROOT)
+    return run
+
+
+@pytest.mark.kernel
+def test_series_applies_with_git_am(series_run):
+    """git am applies every patch to a clean tree, one commit each."""
+    assert series_run.applied == [p.name for p in series()]
+    log = sh(["git", "log", "--format=%s", "base..HEAD"], series_run.tree).stdout
+    assert len(log.splitlines()) == len(series())
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("index", range(len(series())), ids=lambda i: series()[i].name[:4])
+def test_each_patch_builds(series_run, index):
+    """vmlinux builds with the series applied up to and including this patch."""
+    name = series()[index].name
+    result = series_run.builds[name]
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.mark.kernel
+def test_generated_and_intree_firmware_load_side_by_side(series_run):
+    """The final kernel delivers every generated entry and the EXTRA_FIRMWARE one."""
+    assert series_run.boot is not None
+    assert series_run.boot.returncode == 0, series_run.boot.stdout + series_run.boot.stderr
+    digest = hashlib.sha256(INTREE_DATA).hexdigest()
+    console = (SERIES / "console.log").read_text()
+    assert f'# size={len(INTREE_DATA)} sha256={digest} name="{INTREE_NAME}"' in console
+    assert f"  PASS  {len(INTREE_DATA):>9} B  {digest[:12]}  {INTREE_NAME}" in \
+        series_run.boot.stdout
