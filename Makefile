@@ -46,8 +46,8 @@ KMAKE = $(MAKE) --no-print-directory -C $(TREE) O=$(KOUT) ARCH=$(BOARD_ARCH) CRO
 # Debian packages: what every build needs, and what 'make check' needs too.
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils \
 	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
-CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git firmware-linux-free \
-	binutils-arm-linux-gnueabi
+CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
+	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm
 
 ifeq ($(V),1)
 Q :=
@@ -94,7 +94,7 @@ tree: deps
 	$(Q)scripts/prepare-kernel $(TREE) $(CURDIR)/kernel-patch $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 
 fw: board-check
-	$(quiet) '  GEN     $(FWOUT)'
+	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
 	$(Q)$(FWEMBED) gen $(FW_INPUT) --out $(FWOUT)
 
 # The kernel build directory belongs to one prepared tree: when the tree is
@@ -102,6 +102,7 @@ fw: board-check
 # than re-extracted sources.
 config: tree fw
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(KOUT)/.fwembed-tree; then \
+		if [ -d $(KOUT) ]; then echo '  CLEAN   $(KOUT:$(CURDIR)/%=%) (new kernel tree)'; fi; \
 		rm -rf $(KOUT); mkdir -p $(KOUT); cp $(TREE)/.fwembed-tree $(KOUT)/; fi
 	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR="%s"\n' '$(FWOUT)' > $(OUT)/fwembed.config.tmp
 	$(Q)cmp -s $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config || \

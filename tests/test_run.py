@@ -94,13 +94,18 @@ def test_firmware_linux_free_boots():
     assert len(files) >= 26
 
 
-def test_board_path_outside_the_repository(tmp_path):
-    """BOARD= accepts a path to a board folder anywhere."""
-    board = tmp_path / "vendor" / "versatile"
-    shutil.copytree(ROOT / "boards" / "versatile", board)
-    (board / "firmware.list").write_text(
+def copy_board(folder):
+    """A copy of the versatile board whose list names two repository files."""
+    shutil.copytree(ROOT / "boards" / "versatile", folder)
+    (folder / "firmware.list").write_text(
         f'"vendor/ramp.bin" {ROOT}/firmware/ramp-256.bin\n'
         f'"vendor/text.txt" {ROOT}/firmware/hello.txt license=CC0-1.0\n')
+    return folder
+
+
+def test_board_path_outside_the_repository(tmp_path):
+    """BOARD= accepts a path to a board folder anywhere."""
+    board = copy_board(tmp_path / "vendor" / "versatile")
     result = make("run", f"BOARD={board}")
     assert_ok(result)
     assert "versatile: 2 firmware entries" in result.stdout
@@ -109,8 +114,7 @@ def test_board_path_outside_the_repository(tmp_path):
 
 def test_dropped_config_option_stops_the_build(tmp_path):
     """A fragment option that olddefconfig drops is named, and the build stops."""
-    board = tmp_path / "badsmp"
-    shutil.copytree(ROOT / "boards" / "versatile", board)
+    board = copy_board(tmp_path / "badsmp")
     with open(board / "kernel.config", "a", encoding="utf-8") as frag:
         frag.write("CONFIG_SMP=y\n")
     result = make("kernel", f"BOARD={board}")
@@ -121,9 +125,8 @@ def test_dropped_config_option_stops_the_build(tmp_path):
 
 def test_bad_firmware_list_stops_make_run(tmp_path):
     """A broken list fails make run with the generator's located message."""
-    board = tmp_path / "broken"
-    shutil.copytree(ROOT / "boards" / "versatile", board)
-    (board / "firmware.list").write_text("ok.bin ../../firmware/seven.bin\nbad\n")
+    board = copy_board(tmp_path / "broken")
+    (board / "firmware.list").write_text(f"ok.bin {ROOT}/firmware/seven.bin\nbad\n")
     result = make("run", f"BOARD={board}")
     assert result.returncode != 0
     assert f"{board}/firmware.list:2: error: expected NAME SOURCE" in result.stderr
