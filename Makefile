@@ -21,7 +21,9 @@ BOARD_IMAGE := $(call board-get,image)
 BOARD_DTB := $(call board-get,dtb)
 BOARD_PACKAGES := $(call board-get,packages)
 
-OUT := $(BUILD)/$(BOARD_NAME)
+# OUT_NAME names the build directory; make bench uses its own.
+OUT_NAME ?= $(BOARD_NAME)
+OUT := $(BUILD)/$(OUT_NAME)
 KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
 
@@ -59,7 +61,8 @@ endif
 
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
-.PHONY: help run kernel fw config tree deps board-check check test-quick clean distclean
+.PHONY: help run kernel fw config tree deps board-check initramfs kunit bench check test-quick \
+	clean distclean
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
@@ -69,6 +72,8 @@ help:
 	@echo '                 every firmware entry is requested and checked (exit 1 if any fails)'
 	@echo '  kernel         build the kernel image and dtb only'
 	@echo '  fw             generate the firmware table into build/BOARD/fw only'
+	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
+	@echo '  bench          measure built-in lookup at 1, 64 and 1024 entries; writes bench/results/'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -78,6 +83,7 @@ help:
 	@echo '  BOARD=name|path   a folder under boards/ or a path to a board folder (default: versatile)'
 	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
 	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
+	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
 	@echo
@@ -110,22 +116,49 @@ config: tree fw
 	$(Q)rm -f $(OUT)/fwembed.config.tmp
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
 
-$(KOUT)/.config: $(BOARD_DIR)/kernel.config $(OUT)/fwembed.config $(TREE)/.fwembed-tree
-	$(quiet) '  KCONFIG $@ ($(BOARD_DEFCONFIG) + $(BOARD_DIR)/kernel.config)'
+FRAGMENTS = $(BOARD_DIR)/kernel.config $(abspath $(EXTRA_FRAGMENTS)) $(OUT)/fwembed.config
+
+$(KOUT)/.config: $(FRAGMENTS) $(TREE)/.fwembed-tree
+	$(quiet) '  KCONFIG $(@:$(CURDIR)/%=%) ($(BOARD_DEFCONFIG) + $(FRAGMENTS:$(CURDIR)/%=%))'
 	$(Q)$(KMAKE) -s $(BOARD_DEFCONFIG)
-	$(Q)cat $(BOARD_DIR)/kernel.config $(OUT)/fwembed.config >> $@
+	$(Q)$(FWEMBED) config --merge $(addprefix --fragment ,$(FRAGMENTS)) --config $@
 	$(Q)$(KMAKE) -s olddefconfig
-	$(Q)$(FWEMBED) config --fragment $(BOARD_DIR)/kernel.config \
-		--fragment $(OUT)/fwembed.config --config $@ || { mv $@ $@.rejected; exit 1; }
+	$(Q)$(FWEMBED) config $(addprefix --fragment ,$(FRAGMENTS)) --config $@ || \
+		{ mv $@ $@.rejected; exit 1; }
 
 kernel: config
 	$(quiet) '  MAKE    $(subst $(MAKE),make,$(KMAKE)) $(notdir $(BOARD_IMAGE)) $(notdir $(BOARD_DTB))'
 	$(Q)$(KMAKE) $(notdir $(BOARD_IMAGE)) $(if $(filter-out none,$(BOARD_DTB)),$(notdir $(BOARD_DTB)))
 
-run: kernel
+# The test initramfs: a static init that prints the debugfs listing and
+# reboots, packed by the kernel's own gen_init_cpio.
+INITRAMFS := $(OUT)/initramfs.cpio
+
+initramfs: kernel
+	$(Q)if [ ! -f $(OUT)/init ] || [ initramfs/init.c -nt $(OUT)/init ]; then \
+		echo '  CC      $(OUT:$(CURDIR)/%=%)/init'; \
+		$(BOARD_CROSS)gcc -static -Os -Wall -Werror -o $(OUT)/init initramfs/init.c; fi
+	$(Q)sed 's|@INIT@|$(OUT)/init|' initramfs/initramfs.list > $(OUT)/initramfs.list
+	$(quiet) '  CPIO    $(INITRAMFS:$(CURDIR)/%=%)'
+	$(Q)$(KOUT)/usr/gen_init_cpio $(OUT)/initramfs.list > $(INITRAMFS)
+
+run: initramfs
 	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KOUT)/$(BOARD_IMAGE) \
 		$(if $(filter-out none,$(BOARD_DTB)),--dtb $(KOUT)/$(BOARD_DTB)) \
-		--manifest $(FWOUT)/manifest.json --log $(OUT)/console.log
+		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log
+
+# The KUnit suite of the patch series, run by the kernel's own kunit.py.
+kunit: tree
+	$(Q)scripts/install-deps gcc-arm-linux-gnueabi qemu-system-arm
+	$(quiet) '  KUNIT   $(TREE:$(CURDIR)/%=%)/drivers/base/firmware_loader/builtin'
+	$(Q)cd $(TREE) && $(PYTHON) tools/testing/kunit/kunit.py run --arch=arm \
+		--cross_compile=arm-linux-gnueabi- --build_dir=$(BUILD)/kunit \
+		--kunitconfig=drivers/base/firmware_loader/builtin --jobs=$(JOBS) \
+		$(if $(CCACHE),--make_options CC="ccache arm-linux-gnueabi-gcc")
+
+# Lookup benchmark: kernels with 1, 64 and 1024 generated entries.
+bench: deps
+	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
 
 check: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)

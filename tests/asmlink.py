@@ -14,13 +14,15 @@ from conftest import ROOT
 CROSS = "arm-linux-gnueabi-"
 HEADER = "include/linux/builtin_fw.h"
 BASE = 0x10000
+# The same placement as FW_LOADER_BUILT_IN_DATA in vmlinux.lds.h: the linker
+# sorts the per-entry sections by name.
 LINKER_SCRIPT = f"""
 SECTIONS {{
   . = {BASE:#x};
   .rodata : {{ *(.rodata) *(.rodata.*) }}
   .builtin_fw : ALIGN(8) {{
     __start_builtin_fw = .;
-    KEEP(*(.builtin_fw))
+    KEEP(*(SORT_BY_NAME(.builtin_fw.*)))
     __end_builtin_fw = .;
   }}
   /DISCARD/ : {{ *(.ARM.attributes) }}
@@ -28,19 +30,23 @@ SECTIONS {{
 """
 
 
-def header_from_series():
-    """The text of <linux/builtin_fw.h> as the patch series adds it."""
-    for patch in sorted((ROOT / "kernel-patch").glob("*.patch")):
-        lines = patch.read_text().splitlines()
-        for i, line in enumerate(lines):
-            if line == f"+++ b/{HEADER}":
-                body = []
-                for hunk_line in lines[i + 2:]:
-                    if not hunk_line.startswith("+"):
-                        break
-                    body.append(hunk_line[1:])
-                return "\n".join(body) + "\n"
-    raise AssertionError(f"{HEADER} not found in kernel-patch/")
+def header_from_series(workdir):
+    """The text of <linux/builtin_fw.h> after the whole patch series.
+
+    Every patch's hunks for the header are applied in series order, with
+    the real patch tool, to an empty tree.
+    """
+    tree = pathlib.Path(workdir) / "header-tree"
+    tree.mkdir(parents=True, exist_ok=True)
+    series = (ROOT / "kernel-patch" / "series").read_text().split()
+    for name in series:
+        text = (ROOT / "kernel-patch" / name).read_text()
+        for chunk in text.split("\ndiff --git ")[1:]:
+            if chunk.startswith(f"a/{HEADER} b/{HEADER}"):
+                diff = "diff --git " + chunk.split("\n-- \n")[0]
+                subprocess.run(["patch", "-p1", "-s", "-d", str(tree)], input=diff,
+                               text=True, check=True)
+    return (tree / HEADER).read_text()
 
 
 def run(cmd, cwd):
@@ -50,22 +56,32 @@ def run(cmd, cwd):
     return result.stdout
 
 
-def assemble_and_link(outdir, workdir):
-    """Assemble every .S in outdir, link them, return the ELF path."""
+def assemble_and_link(outdirs, workdir):
+    """Assemble every .S in the output directories, link them, return the ELF."""
+    if isinstance(outdirs, (str, pathlib.Path)):
+        outdirs = [outdirs]
     include = workdir / "include"
     (include / "linux").mkdir(parents=True, exist_ok=True)
-    (include / HEADER.split("/", 1)[1]).write_text(header_from_series())
+    (include / HEADER.split("/", 1)[1]).write_text(header_from_series(workdir))
     objects = []
-    for source in sorted(pathlib.Path(outdir).glob("*.S")):
-        obj = workdir / (source.stem + ".o")
-        run([f"{CROSS}gcc", "-D__ASSEMBLY__", "-I", include, f"-Wa,-I{outdir}",
-             "-c", source, "-o", obj], cwd=workdir)
-        objects.append(obj)
+    for n, outdir in enumerate(outdirs):
+        objects += assemble(outdir, include, workdir / f"obj{n}")
     script = workdir / "fw.lds"
     script.write_text(LINKER_SCRIPT)
     elf = workdir / "fw.elf"
     run([f"{CROSS}ld", "-T", script, "-o", elf, *objects], cwd=workdir)
     return elf
+
+
+def assemble(outdir, include, objdir):
+    objdir.mkdir(parents=True, exist_ok=True)
+    objects = []
+    for source in sorted(pathlib.Path(outdir).glob("*.S")):
+        obj = objdir / (source.stem + ".o")
+        run([f"{CROSS}gcc", "-D__ASSEMBLY__", "-I", include, f"-Wa,-I{outdir}",
+             "-c", source, "-o", obj], cwd=objdir)
+        objects.append(obj)
+    return objects
 
 
 def read_table(elf):

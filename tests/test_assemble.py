@@ -65,3 +65,14 @@ def test_size_mismatch_is_caught_by_the_assembler(fwtree, tmp_path):
     blob.write_bytes(b"123456789")
     with pytest.raises(AssertionError, match="expected 7 bytes; run fwembed gen again"):
         assemble_and_link(tmp_path / "out", tmp_path)
+
+
+def test_linker_merges_tables_in_name_order(fwtree, tmp_path):
+    """Entries from separate objects end up in one table sorted by name."""
+    first = write_list(fwtree, "b one.bin\nd seven.bin\n", name="first.list")
+    second = write_list(fwtree, "a ramp.bin\nc empty.bin\n", name="second.list")
+    generate(first, tmp_path / "out1")
+    generate(second, tmp_path / "out2")
+    table = read_table(assemble_and_link([tmp_path / "out1", tmp_path / "out2"], tmp_path))
+    assert [(row[0], row[1]) for row in table] == [
+        ("a", bytes(range(256))), ("b", b"\x01"), ("c", b""), ("d", b"1234567")]

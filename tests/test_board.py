@@ -7,7 +7,7 @@ import pytest
 from conftest import ROOT, run_fwembed
 from fwembedlib.board import load_board
 from fwembedlib.errors import FwembedError
-from fwembedlib.kconfig import check_fragments
+from fwembedlib.kconfig import check_fragments, merge_fragments
 
 VERSATILE = ROOT / "boards" / "versatile"
 
@@ -77,3 +77,13 @@ def test_surviving_fragment_passes(tmp_path):
     dotconfig = tmp_path / ".config"
     dotconfig.write_text("CONFIG_A=y\n# CONFIG_B is not set\n")
     check_fragments([frag], dotconfig)
+
+
+def test_merge_replaces_overridden_lines(tmp_path):
+    """Merging drops the .config lines a fragment overrides, then appends it."""
+    frag = tmp_path / "frag"
+    frag.write_text("CONFIG_A=y\n# CONFIG_B is not set\n")
+    dotconfig = tmp_path / ".config"
+    dotconfig.write_text("# CONFIG_A is not set\nCONFIG_B=y\nCONFIG_C=y\n")
+    merge_fragments([frag], dotconfig)
+    assert dotconfig.read_text() == "CONFIG_C=y\nCONFIG_A=y\n# CONFIG_B is not set\n"

@@ -30,11 +30,13 @@ def test_make_run_verifies_the_sample_list():
     """make run boots the versatile kernel and every sample entry passes."""
     result = make("run")
     assert_ok(result)
-    assert len(PASS_RE.findall(result.stdout)) == 9
+    assert len(PASS_RE.findall(result.stdout)) == 10
     assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
         result.stdout
     assert "versatile: 7 firmware entries" in result.stdout
-    assert "9 checks passed, 0 failed" in result.stdout
+    assert "10 checks passed, 0 failed" in result.stdout
+    assert "  PASS                             [check] debugfs_listing_matches_manifest" in \
+        result.stdout
     assert (ROOT / "build" / "versatile" / "console.log").read_text().count("ok ") >= 9
 
 
@@ -90,7 +92,7 @@ def test_firmware_linux_free_boots():
     result = make("run", "FIRMWARE_DIR=/lib/firmware")
     assert_ok(result)
     assert f"versatile: {len(files)} firmware entries" in result.stdout
-    assert len(PASS_RE.findall(result.stdout)) == len(files) + 2
+    assert len(PASS_RE.findall(result.stdout)) == len(files) + 3
     assert len(files) >= 26
 
 

@@ -15,8 +15,9 @@ board.cfg keys (all required unless marked optional):
   image          the kernel image to boot, relative to the kernel build dir
   dtb            the device tree blob, relative to the kernel build dir,
                  or 'none' for boards that need none
-  qemu           the QEMU command; {kernel}, {dtb} and {cmdline} are
-                 replaced by the image, the dtb and the command line
+  qemu           the QEMU command; {kernel}, {dtb}, {initrd} and {cmdline}
+                 are replaced by the image, the dtb, the test initramfs and
+                 the command line
   cmdline        the kernel command line
   timeout        seconds the boot may take before it is stopped
   packages       (optional) Debian packages the board needs
@@ -51,11 +52,18 @@ class Board:
     def timeout(self):
         return float(self.settings["timeout"])
 
-    def qemu_command(self, kernel, dtb, cmdline=None):
-        """The QEMU argument list, with the placeholders filled in."""
-        values = {"kernel": str(kernel), "dtb": str(dtb),
+    def qemu_command(self, kernel, dtb, cmdline=None, initrd=None):
+        """The QEMU argument list, with the placeholders filled in.
+
+        ``-initrd {initrd}`` is dropped when there is no initramfs to pass.
+        """
+        values = {"kernel": str(kernel), "dtb": str(dtb), "initrd": str(initrd or ""),
                   "cmdline": cmdline or self.settings["cmdline"]}
-        return [arg.format(**values) for arg in shlex.split(self.settings["qemu"])]
+        args = shlex.split(self.settings["qemu"])
+        if not initrd and "{initrd}" in args:
+            at = args.index("{initrd}")
+            del args[at - 1:at + 1]
+        return [arg.format(**values) for arg in args]
 
     def make_vars(self):
         lines = [f"BOARD_NAME := {self.name}", f"BOARD_DIR := {self.folder}"]
@@ -112,7 +120,7 @@ def load_board(folder):
     try:
         args = shlex.split(settings["qemu"])
         for arg in args:
-            arg.format(kernel="", dtb="", cmdline="")
+            arg.format(kernel="", dtb="", initrd="", cmdline="")
     except (ValueError, KeyError, IndexError) as err:
         raise FwembedError(cfg, f"qemu command cannot be used: {err}") from None
     return Board(folder=folder.resolve(), settings=settings)

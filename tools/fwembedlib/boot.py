@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 
-from . import ktap
+from . import ktap, listing
 from .board import load_board
-from .verify import format_verdict, load_manifest, verdicts
+from .verify import Verdict, format_verdict, load_manifest, verdicts
 
 
 def run_qemu(command, log_path, timeout):
@@ -47,7 +47,7 @@ def run_qemu(command, log_path, timeout):
 def boot_and_verify(args):
     board = load_board(args.board)
     manifest = load_manifest(args.manifest)
-    command = board.qemu_command(args.kernel, args.dtb or "")
+    command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd)
     timeout = board.timeout * args.timeout_multiplier
     print(f"  QEMU    {shlex.join(command)}", flush=True)
     start = time.monotonic()
@@ -56,6 +56,10 @@ def boot_and_verify(args):
 
     log = ktap.parse(lines)
     results = verdicts(manifest, log) if log.found else []
+    if args.initrd:
+        problems_found = listing.mismatches(manifest, listing.parse(lines))
+        results.append(Verdict("[check] debugfs_listing_matches_manifest", not problems_found,
+                               None, "", "; ".join(problems_found[:3])))
     for verdict in results:
         print(format_verdict(verdict))
     problems = log.problems()

@@ -4,13 +4,15 @@ commands:
   gen     turn a firmware list or a directory into assembly sources, a
           manifest and a make dependency file:
               fwembed gen (--list FILE | --dir DIR) --out OUTDIR
-  config  check that a kernel config fragment survived olddefconfig:
-              fwembed config --fragment FRAG [--fragment FRAG ...] --config .config
+  config  merge config fragments into a .config, or check that they
+          survived olddefconfig:
+              fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
   board   check a board folder and print its settings for make:
               fwembed board DIR
   boot    boot a kernel in QEMU as the board folder says, and check every
           firmware entry the self-test reports against the manifest:
-              fwembed boot --board DIR --kernel IMAGE --dtb DTB --manifest JSON --log LOG
+              fwembed boot --board DIR --kernel IMAGE [--dtb DTB] [--initrd CPIO]
+                           --manifest JSON --log LOG
 
 Exit status: 0 on success, 1 on bad input or a failed check (the message
 reads "path[:line]: error: ..."), 2 on usage errors. --debug shows a
@@ -48,6 +50,8 @@ def build_parser():
     config = sub.add_parser("config", help="check a fragment survived", allow_abbrev=False)
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
     config.add_argument("--config", metavar="DOTCONFIG", required=True)
+    config.add_argument("--merge", action="store_true",
+                        help="append the fragments to DOTCONFIG instead of checking")
 
     board = sub.add_parser("board", help="check a board folder", allow_abbrev=False)
     board.add_argument("folder", metavar="DIR")
@@ -57,6 +61,7 @@ def build_parser():
     boot.add_argument("--board", metavar="DIR", required=True)
     boot.add_argument("--kernel", required=True)
     boot.add_argument("--dtb")
+    boot.add_argument("--initrd", help="test initramfs; its debugfs listing is checked")
     boot.add_argument("--manifest", required=True)
     boot.add_argument("--log", required=True, help="console log file to write")
     boot.add_argument("--timeout-multiplier", type=float, default=1.0)
@@ -75,8 +80,11 @@ def run(args):
                  list_path=args.list, directory=args.dir)
         return 0
     if args.command == "config":
-        from .kconfig import check_fragments
-        check_fragments(args.fragment, args.config)
+        from .kconfig import check_fragments, merge_fragments
+        if args.merge:
+            merge_fragments(args.fragment, args.config)
+        else:
+            check_fragments(args.fragment, args.config)
         return 0
     if args.command == "board":
         from .board import load_board

@@ -67,6 +67,11 @@ def objects_mk(blobs):
         " \\\n\t".join(objs) + "\n"
 
 
+def names(rows):
+    """names.txt: every firmware name, one per line, for the kernel's checks."""
+    return "".join(f"{entry.name}\n" for entry, _ in rows)
+
+
 def manifest(rows):
     """manifest.json: what the image holds, one object per entry."""
     entries = [{

@@ -102,6 +102,7 @@ def generate(out, list_path=None, directory=None):
         out.write_text(f"{blob.stem}.S", emit.blob_source(blob))
     out.write_text("table.S", emit.table_source(rows))
     out.write_text("objects.mk", emit.objects_mk(blobs))
+    out.write_text("names.txt", emit.names(rows))
     out.write_text("manifest.json", emit.manifest(rows))
     out.write_text("fwembed.d", emit.depfile(out.path / STAMP,
                                              [p.resolve() for p in watched]))

@@ -6,6 +6,7 @@ as missing behaviour. Like kunit.py's validate_config, this compares every
 line of the fragments with the resulting .config and names what was lost.
 """
 
+import os
 import re
 
 from .errors import FwembedError
@@ -51,3 +52,31 @@ def check_fragments(fragments, dotconfig):
         raise FwembedError(dotconfig, "config fragment did not survive olddefconfig; "
                                       "these options were dropped (a dependency may be "
                                       "missing):\n  " + "\n  ".join(dropped))
+
+
+def symbol_of(line):
+    """The CONFIG_ symbol a .config line sets or unsets, or None."""
+    line = line.strip()
+    match = SET_RE.match(line) or UNSET_RE.match(line)
+    return match.group(1) if match else None
+
+
+def merge_fragments(fragments, dotconfig):
+    """Append the fragments to .config, dropping the lines they override.
+
+    Kconfig would take the last value anyway, but warns about every
+    reassignment; this keeps 'make olddefconfig' quiet.
+    """
+    try:
+        extra = [open(frag, encoding="utf-8").read().splitlines() for frag in fragments]
+        base = open(dotconfig, encoding="utf-8").read().splitlines()
+    except OSError as err:
+        raise FwembedError(err.filename, f"cannot read config: {err.strerror}") from None
+    overridden = {symbol_of(line) for lines in extra for line in lines} - {None}
+    merged = [line for line in base if symbol_of(line) not in overridden]
+    for lines in extra:
+        merged += lines
+    tmp = f"{dotconfig}.tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write("\n".join(merged) + "\n")
+    os.replace(tmp, dotconfig)

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Built-in firmware lookup benchmark: binary search against 6.1's linear scan.
+
+For each table size it writes a directory of small synthetic firmware files,
+builds the versatile kernel with them built in and the boot-time benchmark
+enabled (CONFIG_FW_LOADER_BUILTIN_BENCH), boots it in QEMU through 'make run'
+(which also verifies every entry), and reads the kernel's figures from the
+console. It prints one table and writes bench/results/lookup.json.
+
+The figures are nanoseconds of emulated time under QEMU's TCG, so absolute
+values depend on the host; the ratios between the two lookups, measured in
+the same boot over the same table, are what carry over.
+"""
+
+import argparse
+import json
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SIZES = (1, 64, 1024)
+LINE_RE = re.compile(r"# fw_builtin_bench: lookup=(\w+) entries=(\d+) hit_ns=(\d+) miss_ns=(\d+)")
+FOUND_RE = re.compile(r"# fw_builtin_bench: lookup=(\w+) hits_found=(\d+) misses_found=(\d+)")
+
+
+def write_firmware(folder, count):
+    """``count`` files with names like real trees: vendor/chip/fw-0042.bin."""
+    if folder.exists():
+        subprocess.run(["rm", "-rf", str(folder)], check=True)
+    for i in range(count):
+        path = folder / f"vendor{i % 4}" / f"chip{i % 16:02d}" / f"fw-{i:04d}.bin"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(i.to_bytes(4, "little") * 4)
+
+
+def measure(make, out, count):
+    fwdir = out / f"fw-{count}"
+    write_firmware(fwdir, count)
+    cmd = shlex.split(make) + ["-C", str(ROOT), "run", "OUT_NAME=bench",
+                               f"FIRMWARE_DIR={fwdir}",
+                               f"EXTRA_FRAGMENTS={ROOT}/bench/bench.config"]
+    print(f"  BENCH   {shlex.join(cmd)}", flush=True)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
+        raise SystemExit(f"bench: make run failed for {count} entries")
+    console = (ROOT / "build" / "bench" / "console.log").read_text(errors="replace")
+    rows = {m.group(1): {"hit_ns": int(m.group(3)), "miss_ns": int(m.group(4))}
+            for m in LINE_RE.finditer(console) if int(m.group(2)) == count}
+    for m in FOUND_RE.finditer(console):
+        rows[m.group(1)].update(hits_found=int(m.group(2)), misses_found=int(m.group(3)))
+    if set(rows) != {"bsearch", "linear"}:
+        raise SystemExit(f"bench: no benchmark lines for {count} entries in the console log")
+    for name, row in rows.items():
+        if row["hits_found"] == 0 or row["misses_found"] != 0:
+            raise SystemExit(f"bench: {name} lookup found {row['hits_found']} hits and "
+                             f"{row['misses_found']} misses; the figures are void")
+    return rows
+
+
+def table(results):
+    lines = ["entries  lookup    hit ns/lookup  miss ns/lookup",
+             "-------  -------  -------------  --------------"]
+    for count, rows in results.items():
+        for name in ("linear", "bsearch"):
+            lines.append(f"{count:>7}  {name:<7}  {rows[name]['hit_ns']:>13}  "
+                         f"{rows[name]['miss_ns']:>14}")
+    lines += ["", "entries  linear/bsearch hits  linear/bsearch misses",
+              "-------  -------------------  ---------------------"]
+    for count, rows in results.items():
+        lin, bs = rows["linear"], rows["bsearch"]
+        lines.append(f"{count:>7}  {lin['hit_ns'] / max(bs['hit_ns'], 1):>18.1f}x  "
+                     f"{lin['miss_ns'] / max(bs['miss_ns'], 1):>20.1f}x")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--make", default="make")
+    parser.add_argument("--out", default=str(ROOT / "build" / "bench"))
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {count: measure(args.make, out, count) for count in SIZES}
+    text = table(results)
+    print(text)
+    dest = ROOT / "bench" / "results" / "lookup.json"
+    dest.write_text(json.dumps({"unit": "ns per lookup, QEMU versatilepb (TCG)",
+                                "results": {str(k): v for k, v in results.items()}},
+                               indent=2) + "\n")
+    print(f"  WROTE   {dest}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""The debugfs listing printed by the test init, on a recorded console log."""
+
+import json
+
+from conftest import ROOT
+from fwembedlib import listing
+
+DATA = ROOT / "tests" / "data"
+MANIFEST = json.loads((DATA / "versatile-manifest.json").read_text())["entries"]
+
+
+def lines(name="boot-listing.log"):
+    return (DATA / name).read_text().splitlines(True)
+
+
+def test_recorded_listing_matches_the_manifest():
+    """Every manifest entry is listed with its size, compression and digest."""
+    parsed = listing.parse(lines())
+    assert parsed.found and parsed.complete and parsed.header_ok
+    assert len(parsed.rows) == 7
+    assert parsed.rows["fwembed/ramp-256.bin"] == {
+        "size": "256", "stored_size": "256", "compression": "none",
+        "sha256": "40aff2e9d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880"}
+    assert listing.mismatches(MANIFEST, parsed) == []
+
+
+def test_wrong_digest_is_named():
+    """A listed digest that differs from the manifest is reported by name."""
+    bad = [l.replace("40aff2e9d2d8922e", "00000000d2d8922e") for l in lines()]
+    problems = listing.mismatches(MANIFEST, listing.parse(bad))
+    assert problems == ["'fwembed/ramp-256.bin' listed with sha256 "
+                        "00000000d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880 "
+                        "(manifest 40aff2e9d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880)"]
+
+
+def test_truncated_listing_is_flagged():
+    """A listing cut off before its end marker, and its missing rows, are reported."""
+    cut = [l for l in lines() if "fwembed/seven.bin\t" not in l and
+           "listing end" not in l]
+    problems = listing.mismatches(MANIFEST, listing.parse(cut))
+    assert "debugfs listing ends early" in problems
+    assert "'fwembed/seven.bin' missing from the debugfs listing" in problems
+
+
+def test_no_listing_says_which_option():
+    """A console without a listing names the Kconfig option to check."""
+    problems = listing.mismatches(MANIFEST, listing.parse(lines("boot-pass.log")))
+    assert "CONFIG_FW_LOADER_BUILTIN_DEBUGFS" in problems[0]
