@@ -131,3 +131,24 @@ def test_generated_and_intree_firmware_load_side_by_side(series_run):
     assert f'# size={len(INTREE_DATA)} sha256={digest} name="{INTREE_NAME}"' in console
     assert f"  PASS  {len(INTREE_DATA):>9} B  {digest[:12]}  {INTREE_NAME}" in \
         series_run.boot.stdout
+
+
+@pytest.mark.kernel
+def test_name_in_both_tables_is_a_build_error(series_run, tmp_path):
+    """A CONFIG_EXTRA_FIRMWARE name that the generated table also has stops the build."""
+    out = SERIES / "versatile" / "linux"
+    extra = tmp_path / "extra"
+    (extra / "fwembed").mkdir(parents=True)
+    (extra / "fwembed" / "seven.bin").write_bytes(b"clash")
+    config = (out / ".config").read_text()
+    try:
+        (out / ".config").write_text(
+            config.replace(f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"',
+                           'CONFIG_EXTRA_FIRMWARE="fwembed/seven.bin"')
+            .replace(f'CONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"',
+                     f'CONFIG_EXTRA_FIRMWARE_DIR="{extra}"'))
+        result = kmake(series_run.tree, out, "olddefconfig", "vmlinux")
+        assert result.returncode != 0
+        assert "CONFIG_EXTRA_FIRMWARE: fwembed/seven.bin also in" in result.stderr
+    finally:
+        (out / ".config").write_text(config)
