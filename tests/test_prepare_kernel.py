@@ -52,11 +52,16 @@ def test_kernel_src_is_copied_and_left_untouched(kernel_tree, tmp_path):
     """A real 6.1 tree given as KERNEL_SRC is patched in a copy only."""
     src = tmp_path / "src"
     src.mkdir()
+    touched, created = {"Makefile"}, set()
+    for patch in (ROOT / "kernel-patch").glob("*.patch"):
+        lines = patch.read_text().splitlines()
+        for before, line in zip(lines, lines[1:]):
+            if line.startswith("+++ b/"):
+                (created if before == "--- /dev/null" else touched).add(line[6:])
+    touched = sorted(touched - created)
     subprocess.run(["tar", "-C", src, "--strip-components=1", "-xf",
                     "/usr/src/linux-source-6.1.tar.xz",
-                    "linux-source-6.1/Makefile", "linux-source-6.1/MAINTAINERS",
-                    "linux-source-6.1/drivers/base/firmware_loader",
-                    "linux-source-6.1/include/linux/firmware.h"], check=True)
+                    *[f"linux-source-6.1/{path}" for path in touched]], check=True)
     before = snapshot(src)
     result = prepare(tmp_path / "dest", src)
     assert result.returncode == 0, result.stderr

@@ -152,3 +152,26 @@ def test_name_in_both_tables_is_a_build_error(series_run, tmp_path):
         assert "CONFIG_EXTRA_FIRMWARE: fwembed/seven.bin also in" in result.stderr
     finally:
         (out / ".config").write_text(config)
+
+
+@pytest.mark.kernel
+def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
+    """With no generated directory and no EXTRA_FIRMWARE, the kernel builds and boots."""
+    out = SERIES / "versatile" / "linux"
+    configure(series_run.tree, out, "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
+                                    "# CONFIG_FW_LOADER_USER_HELPER is not set\n")
+    config = (out / ".config").read_text()
+    assert 'CONFIG_FW_LOADER_GENERATED_DIR=""' in config
+    assert 'CONFIG_EXTRA_FIRMWARE=""' in config
+    images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
+    assert images.returncode == 0, images.stderr[-3000:]
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text('{"fwembed_manifest": 1, "entries": []}\n')
+    boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+               "--kernel", out / "arch/arm/boot/zImage",
+               "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
+               "--manifest", manifest, "--log", SERIES / "console-empty.log"], ROOT)
+    assert boot.returncode == 0, boot.stdout + boot.stderr
+    console = (SERIES / "console-empty.log").read_text()
+    assert "# fw_builtin_selftest: 0 built-in entries" in console
+    assert "ok 2 into_buf_too_small_fails # SKIP no non-empty entry" in console
