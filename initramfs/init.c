@@ -4,17 +4,20 @@
  * It runs after the kernel's built-in firmware self-test. It mounts debugfs,
  * copies the built-in firmware listing to the console between two marker
  * lines for the harness to read, and reboots; QEMU runs with -no-reboot, so
- * the reboot ends the emulation.
+ * the reboot ends the emulation. Kernel messages are kept off the console
+ * meanwhile, since one arriving mid-line would split a listing line.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define LISTING "/debug/firmware/builtin"
+#define SYSLOG_ACTION_CONSOLE_LEVEL 8
 
 static void print_listing(void)
 {
@@ -43,6 +46,8 @@ static void print_listing(void)
 
 int main(void)
 {
+	/* Like 'dmesg -n 1': only emergency messages reach the console. */
+	klogctl(SYSLOG_ACTION_CONSOLE_LEVEL, NULL, 1);
 	print_listing();
 	fflush(stdout);
 	sync();
