@@ -84,6 +84,7 @@ help:
 	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
 	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
+	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
 	@echo
@@ -145,7 +146,8 @@ initramfs: kernel
 run: initramfs
 	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KOUT)/$(BOARD_IMAGE) \
 		$(if $(filter-out none,$(BOARD_DTB)),--dtb $(KOUT)/$(BOARD_DTB)) \
-		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log
+		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log \
+		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
 
 # The KUnit suite of the patch series, run by the kernel's own kunit.py.
 kunit: tree

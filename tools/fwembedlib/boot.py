@@ -48,6 +48,7 @@ def boot_and_verify(args):
     board = load_board(args.board)
     manifest = load_manifest(args.manifest)
     command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd)
+    command += shlex.split(args.qemu_extra)
     timeout = board.timeout * args.timeout_multiplier
     print(f"  QEMU    {shlex.join(command)}", flush=True)
     start = time.monotonic()

@@ -65,6 +65,8 @@ def build_parser():
     boot.add_argument("--manifest", required=True)
     boot.add_argument("--log", required=True, help="console log file to write")
     boot.add_argument("--timeout-multiplier", type=float, default=1.0)
+    boot.add_argument("--qemu-extra", default="", metavar="ARGS",
+                      help="more QEMU arguments, appended to the board's command")
     return parser
 
 
