@@ -73,7 +73,7 @@ help:
 	@echo '  kernel         build the kernel image and dtb only'
 	@echo '  fw             generate the firmware table into build/BOARD/fw only'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
-	@echo '  bench          measure built-in lookup at 1, 64 and 1024 entries; writes bench/results/'
+	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries; writes bench/results/'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -84,6 +84,7 @@ help:
 	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
 	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
+	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
@@ -158,7 +159,7 @@ kunit: tree
 		--kunitconfig=drivers/base/firmware_loader/builtin --jobs=$(JOBS) \
 		$(if $(CCACHE),--make_options CC="ccache arm-linux-gnueabi-gcc")
 
-# Lookup benchmark: kernels with 1, 64 and 1024 generated entries.
+# Lookup benchmark: kernels with 1, 4, 16, 64 and 1024 generated entries.
 bench: deps
 	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
 
