@@ -192,3 +192,15 @@ def test_help_is_the_module_docstring():
     result = run_fwembed("--help")
     assert result.returncode == 0
     assert "fwembed gen (--list FILE | --dir DIR) --out OUTDIR" in result.stdout
+
+
+def test_dir_mode_depfile_lists_every_directory(fwtree, tmp_path):
+    """In --dir mode the depfile names each directory, so new files are noticed."""
+    (fwtree / "sub").mkdir()
+    (fwtree / "sub" / "x.fw").write_bytes(b"x")
+    result = run_fwembed("gen", "-q", "--dir", fwtree, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    deps = [line.strip(" \\") for line in
+            (tmp_path / "out" / "fwembed.d").read_text().split("\n\n")[0].splitlines()[1:]]
+    assert str(fwtree) in deps and str(fwtree / "sub") in deps
+    assert str(fwtree / "sub" / "x.fw") in deps

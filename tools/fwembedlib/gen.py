@@ -15,7 +15,7 @@ from . import emit
 from .content import copy_checked, digest_file
 from .errors import FwembedError
 from .fwlist import read_list
-from .scan import scan_dir, walked_dirs
+from .scan import scan_dir
 
 # Touched by every successful run; the target of the make dependency file,
 # since the outputs themselves keep their timestamps when unchanged.
@@ -81,8 +81,8 @@ def read_inputs(list_path=None, directory=None):
         entries = read_list(list_path)
         watched = [pathlib.Path(list_path)]
     else:
-        entries = scan_dir(directory)
-        watched = walked_dirs(directory)
+        watched = []
+        entries = scan_dir(directory, walked=watched)
     watched += sorted({e.path for e in entries})
     return entries, watched
 

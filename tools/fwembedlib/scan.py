@@ -29,8 +29,12 @@ def resolve_link(root, link, where):
     return rel.as_posix()
 
 
-def scan_dir(directory):
-    """Return the entries for every file below ``directory``, sorted by name."""
+def scan_dir(directory, walked=None):
+    """Return the entries for every file below ``directory``, sorted by name.
+
+    Every directory read is appended to ``walked``, if given, for the make
+    dependency file: a file added or removed changes its directory.
+    """
     directory = pathlib.Path(directory)
     if not directory.is_dir():
         what = "not a directory" if directory.exists() else "no such directory"
@@ -44,6 +48,8 @@ def scan_dir(directory):
 
     for dirpath, dirnames, filenames in os.walk(directory, onerror=walk_error):
         dirnames.sort()
+        if walked is not None:
+            walked.append(pathlib.Path(dirpath))
         for dirname in list(dirnames):
             full = pathlib.Path(dirpath, dirname)
             if full.is_symlink():
@@ -69,11 +75,3 @@ def scan_dir(directory):
     if not entries:
         raise FwembedError(directory, "firmware directory holds no files")
     return entries
-
-
-def walked_dirs(directory):
-    """Every directory scan_dir reads, for the make dependency file."""
-    dirs = [pathlib.Path(directory)]
-    for dirpath, dirnames, _ in os.walk(directory):
-        dirs.extend(pathlib.Path(dirpath, d) for d in sorted(dirnames))
-    return dirs
