@@ -65,13 +65,6 @@ class Board:
             del args[at - 1:at + 1]
         return [arg.format(**values) for arg in args]
 
-    def make_vars(self):
-        lines = [f"BOARD_NAME := {self.name}", f"BOARD_DIR := {self.folder}"]
-        for key in REQUIRED + OPTIONAL:
-            if key not in ("qemu", "description"):
-                lines.append(f"BOARD_{key.upper()} := {self.settings.get(key, '')}")
-        return "\n".join(lines) + "\n"
-
     def describe(self):
         return "".join(f"{key} = {self.settings[key]}\n" for key in REQUIRED + OPTIONAL
                        if key in self.settings)

@@ -7,7 +7,7 @@ commands:
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
-  board   check a board folder and print its settings for make:
+  board   check a board folder and print its settings:
               fwembed board DIR
   boot    boot a kernel in QEMU as the board folder says, and check every
           firmware entry the self-test reports against the manifest:
@@ -55,7 +55,6 @@ def build_parser():
 
     board = sub.add_parser("board", help="check a board folder", allow_abbrev=False)
     board.add_argument("folder", metavar="DIR")
-    board.add_argument("--make", action="store_true", help="print make variables")
 
     boot = sub.add_parser("boot", help="boot in QEMU and verify", allow_abbrev=False)
     boot.add_argument("--board", metavar="DIR", required=True)
@@ -91,7 +90,7 @@ def run(args):
     if args.command == "board":
         from .board import load_board
         board = load_board(args.folder)
-        print(board.make_vars() if args.make else board.describe(), end="")
+        print(board.describe(), end="")
         return 0
     if args.command == "boot":
         from .boot import boot_and_verify
