@@ -33,6 +33,12 @@ def test_license_option(fwtree):
     assert [e.license for e in read_list(path)] == ["MIT", "GPL-2.0 OR MIT"]
 
 
+def test_install_option(fwtree):
+    """install=yes marks a filesystem entry; no, or no option, a built-in one."""
+    path = write_list(fwtree, "a one.bin install=yes\nb one.bin install=no\nc one.bin\n")
+    assert [e.install for e in read_list(path)] == [True, False, False]
+
+
 def test_where_has_the_line_number(fwtree):
     """Each entry remembers its list line for later error messages."""
     path = write_list(fwtree, "\n\na one.bin\n")
@@ -47,6 +53,8 @@ def test_where_has_the_line_number(fwtree):
     ("a one.bin colour=red\n", 1, "unknown option 'colour'"),
     ("a one.bin license=MIT license=MIT\n", 1, "given twice"),
     ("a one.bin license=\"no;way\"\n", 1, "not an SPDX license expression"),
+    ("a one.bin\nb one.bin install=maybe\n", 2, "install='maybe': expected yes or no"),
+    ("a one.bin install=yes\na seven.bin\n", 2, "duplicate firmware name 'a'"),
     ("a one.bin\nb seven.bin\na ramp.bin\n", 3, "duplicate firmware name 'a' "
                                                  "(first listed at line 1)"),
     ("/abs one.bin\n", 1, "starts with '/'"),

@@ -102,7 +102,7 @@ def test_renaming_an_entry_touches_no_data_object(fwtree, tmp_path):
 
 
 def test_manifest_fields(fwtree, tmp_path):
-    """manifest.json has name, size, sha256, stored_size and compression."""
+    """manifest.json has name, size, sha256, stored_size, compression and builtin."""
     path = write_list(fwtree, "z seven.bin license=MIT\na empty.bin\n")
     gen_list(path, tmp_path / "out")
     entries = json.loads((tmp_path / "out" / "manifest.json").read_text())["entries"]
@@ -110,7 +110,25 @@ def test_manifest_fields(fwtree, tmp_path):
     assert entries[1] == {
         "name": "z", "size": 7, "stored_size": 7, "compression": "none",
         "sha256": "8bb0cf6eb9b17d0f7d22b456f121257dc1254e1f01665370476383ea776df414",
-        "license": "MIT", "source": "seven.bin", "blob": "blob-8bb0cf6eb9b17d0f"}
+        "license": "MIT", "source": "seven.bin", "blob": "blob-8bb0cf6eb9b17d0f",
+        "builtin": True}
+
+
+def test_install_entry_is_left_out_of_the_image(fwtree, tmp_path):
+    """install=yes: no table entry, name or data object, but a manifest entry."""
+    path = write_list(fwtree, "a one.bin\nfs/b seven.bin install=yes license=MIT\n")
+    gen_list(path, tmp_path / "out")
+    out = tmp_path / "out"
+    assert "fs/b" not in (out / "table.S").read_text()
+    assert (out / "names.txt").read_text() == "a\n"
+    assert sorted(p.name for p in out.glob("blob-*.bin")) == ["blob-4bf5122f344554c5.bin"]
+    assert "blob-8bb0cf6eb9b17d0f" not in (out / "objects.mk").read_text()
+    entries = json.loads((out / "manifest.json").read_text())["entries"]
+    assert entries[1] == {
+        "name": "fs/b", "size": 7, "stored_size": 7, "compression": "none",
+        "sha256": "8bb0cf6eb9b17d0f7d22b456f121257dc1254e1f01665370476383ea776df414",
+        "license": "MIT", "source": "seven.bin", "blob": None, "builtin": False}
+    assert entries[0]["builtin"] is True
 
 
 def test_table_is_sorted_by_strcmp_order(fwtree, tmp_path):

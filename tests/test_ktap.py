@@ -79,6 +79,14 @@ def test_extra_builtin_entries_are_listed():
     assert results[6].name == "fwembed/seven.bin" and results[6].passed
 
 
+def test_install_only_entries_are_not_expected_at_boot():
+    """A manifest entry with "builtin": false gets no verdict: it is not built in."""
+    installed = {"name": "fs/only.bin", "size": 1, "sha256": "00" * 32, "stored_size": 1,
+                 "compression": "none", "blob": None, "builtin": False}
+    results = verdicts(MANIFEST + [installed], parse("boot-pass.log"))
+    assert len(results) == 9 and all(v.passed for v in results)
+
+
 def test_verdict_line_format():
     """One line per entry: status, size, short digest, name."""
     line = format_verdict(verdicts(MANIFEST, parse("boot-pass.log"))[4])

@@ -24,6 +24,13 @@ def test_recorded_listing_matches_the_manifest():
     assert listing.mismatches(MANIFEST, parsed) == []
 
 
+def test_install_only_entries_are_not_expected_in_the_listing():
+    """The listing is compared only with the manifest's built-in entries."""
+    installed = {"name": "fs/only.bin", "size": 1, "sha256": "00" * 32, "stored_size": 1,
+                 "compression": "none", "blob": None, "builtin": False}
+    assert listing.mismatches(MANIFEST + [installed], listing.parse(lines())) == []
+
+
 def test_wrong_digest_is_named():
     """A listed digest that differs from the manifest is reported by name."""
     bad = [l.replace("40aff2e9d2d8922e", "00000000d2d8922e") for l in lines()]

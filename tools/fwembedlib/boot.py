@@ -15,7 +15,7 @@ import time
 
 from . import ktap, listing
 from .board import load_board
-from .verify import Verdict, format_verdict, load_manifest, verdicts
+from .verify import Verdict, builtin_entries, format_verdict, load_manifest, verdicts
 
 
 def run_qemu(command, log_path, timeout):
@@ -46,7 +46,7 @@ def run_qemu(command, log_path, timeout):
 
 def boot_and_verify(args):
     board = load_board(args.board)
-    manifest = load_manifest(args.manifest)
+    manifest = builtin_entries(load_manifest(args.manifest))
     command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd)
     command += shlex.split(args.qemu_extra)
     timeout = board.timeout * args.timeout_multiplier

@@ -72,8 +72,12 @@ def names(rows):
     return "".join(f"{entry.name}\n" for entry, _ in rows)
 
 
-def manifest(rows):
-    """manifest.json: what the image holds, one object per entry."""
+def manifest(rows, installed=()):
+    """manifest.json: one object per entry, in name order.
+
+    ``installed`` holds (entry, sha256, size) for the entries that go to
+    the filesystem instead of the image ("builtin": false, no blob).
+    """
     entries = [{
         "name": entry.name,
         "size": blob.size,
@@ -83,7 +87,20 @@ def manifest(rows):
         "license": entry.license,
         "source": entry.source,
         "blob": blob.stem,
+        "builtin": True,
     } for entry, blob in rows]
+    entries += [{
+        "name": entry.name,
+        "size": size,
+        "sha256": sha256,
+        "stored_size": size,
+        "compression": "none",
+        "license": entry.license,
+        "source": entry.source,
+        "blob": None,
+        "builtin": False,
+    } for entry, sha256, size in installed]
+    entries.sort(key=lambda e: e["name"].encode())
     return json.dumps({"fwembed_manifest": 1, "entries": entries}, indent=2) + "\n"
 
 

@@ -12,6 +12,7 @@ class Entry:
     list's folder or to the embedded directory. It names the data symbols,
     so it must not depend on where the tree is checked out. ``where`` is
     the ``path[:line]`` that error messages about this entry start with.
+    ``install`` entries go to the filesystem, not into the kernel image.
     """
 
     name: str
@@ -19,3 +20,4 @@ class Entry:
     path: pathlib.Path
     where: str
     license: str = None
+    install: bool = False

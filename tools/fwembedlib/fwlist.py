@@ -15,6 +15,10 @@ OPTIONs are ``key=value`` (the value may be quoted). Known options:
 
     license=SPDX    the firmware's license, as an SPDX expression; it is
                     carried into manifest.json
+    install=yes|no  yes: the file is installed to the filesystem by
+                    'fwembed install' instead of being built in; it is
+                    recorded in manifest.json with "builtin": false
+                    (default no)
 
 The same SOURCE may be listed under several names; its data is stored once.
 """
@@ -76,6 +80,9 @@ def parse_options(fields, where):
         if key == "license":
             if not LICENSE_RE.match(value):
                 raise FwembedError(where, f"license={value!r} is not an SPDX license expression")
+        elif key == "install":
+            if value not in ("yes", "no"):
+                raise FwembedError(where, f"install={value!r}: expected yes or no")
         else:
             raise FwembedError(where, f"unknown option {key!r}")
         options[key] = value
@@ -104,7 +111,7 @@ def parse_line(text, list_path, lineno):
     path = pathlib.Path(list_path).parent / source
     source_key = os.path.normpath(source)
     return Entry(name=name, source=source_key, path=path, where=where,
-                 license=options.get("license"))
+                 license=options.get("license"), install=options.get("install") == "yes")
 
 
 def read_list(list_path):

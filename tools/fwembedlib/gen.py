@@ -90,7 +90,9 @@ def read_inputs(list_path=None, directory=None):
 def generate(out, list_path=None, directory=None):
     """Run both phases; return the rows (entry, blob) written to the table."""
     entries, watched = read_inputs(list_path, directory)
-    rows, blobs = collect(entries)
+    rows, blobs = collect([e for e in entries if not e.install])
+    # Install-only entries are not built in, but the manifest describes them.
+    installed = [(e, *digest_file(e)) for e in entries if e.install]
     out.check_usable()
 
     out.create()
@@ -103,7 +105,7 @@ def generate(out, list_path=None, directory=None):
     out.write_text("table.S", emit.table_source(rows))
     out.write_text("objects.mk", emit.objects_mk(blobs))
     out.write_text("names.txt", emit.names(rows))
-    out.write_text("manifest.json", emit.manifest(rows))
+    out.write_text("manifest.json", emit.manifest(rows, installed))
     out.write_text("fwembed.d", emit.depfile(out.path / STAMP,
                                              [p.resolve() for p in watched]))
     keep = {f"{b.stem}{ext}" for b in blobs for ext in (".S", ".bin")}

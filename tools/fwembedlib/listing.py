@@ -7,6 +7,8 @@ size, stored size, compression and sha256 ('-' when the kernel has none).
 
 import dataclasses
 
+from .verify import builtin_entries
+
 BEGIN = "fwembed-init: listing begin"
 END = "fwembed-init: listing end"
 HEADER = ["name", "size", "stored_size", "compression", "sha256"]
@@ -52,7 +54,7 @@ def mismatches(manifest_entries, listing):
         problems.append("debugfs listing ends early")
     if not listing.header_ok:
         problems.append("debugfs listing has no header line")
-    for entry in manifest_entries:
+    for entry in builtin_entries(manifest_entries):
         row = listing.rows.get(entry["name"])
         want = {"size": str(entry["size"]), "stored_size": str(entry["stored_size"]),
                 "compression": entry["compression"], "sha256": entry["sha256"]}

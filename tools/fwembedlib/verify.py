@@ -23,8 +23,15 @@ def load_manifest(path):
         raise FwembedError(path, f"cannot read manifest: {err}") from None
 
 
+def builtin_entries(manifest_entries):
+    """The entries built into the image: not those marked "builtin": false,
+    which are installed to the filesystem and unknown to the self-test."""
+    return [e for e in manifest_entries if e.get("builtin", True)]
+
+
 def verdicts(manifest_entries, log):
-    """One Verdict per manifest entry, then one per extra entry or check."""
+    """One Verdict per built-in manifest entry, then one per extra entry or check."""
+    manifest_entries = builtin_entries(manifest_entries)
     reported = {}
     for result in log.entries:
         reported.setdefault(result.name, result)
