@@ -28,6 +28,9 @@ KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
 
 FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
+# make firmware_install: where the entries marked install=yes go
+# (INSTALL_FW_ALL=1: every entry).
+INSTALL_FW_PATH ?= $(OUT)/firmware-install
 ifneq ($(FIRMWARE_DIR),)
 FW_INPUT := --dir $(abspath $(FIRMWARE_DIR))
 else
@@ -62,7 +65,7 @@ endif
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 .PHONY: help run kernel fw config tree deps board-check initramfs kunit bench check test-quick \
-	clean distclean
+	firmware_install clean distclean
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
@@ -72,6 +75,8 @@ help:
 	@echo '                 every firmware entry is requested and checked (exit 1 if any fails)'
 	@echo '  kernel         build the kernel image and dtb only'
 	@echo '  fw             generate the firmware table into build/BOARD/fw only'
+	@echo '  firmware_install  install the entries marked install=yes (INSTALL_FW_ALL=1: every'
+	@echo '                 entry) to INSTALL_FW_PATH/NAME, mode 0644'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
 	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries; writes bench/results/'
 	@echo '  check          run every test (pytest), ending with its summary line'
@@ -86,6 +91,8 @@ help:
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
+	@echo '  INSTALL_FW_PATH=dir  where firmware_install installs (default: build/BOARD/firmware-install)'
+	@echo '  INSTALL_FW_ALL=1  firmware_install installs every entry, built-in ones too'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
 	@echo
@@ -149,6 +156,12 @@ run: initramfs
 		$(if $(filter-out none,$(BOARD_DTB)),--dtb $(KOUT)/$(BOARD_DTB)) \
 		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log \
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
+
+# Firmware that the list marks install=yes goes to the filesystem: the
+# root filesystem's /lib/firmware when INSTALL_FW_PATH points there.
+firmware_install:
+	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(abspath $(INSTALL_FW_PATH)) \
+		$(if $(filter 1,$(INSTALL_FW_ALL)),--all)
 
 # The KUnit suite of the patch series, run by the kernel's own kunit.py.
 kunit: tree

@@ -4,6 +4,9 @@ commands:
   gen     turn a firmware list or a directory into assembly sources, a
           manifest and a make dependency file:
               fwembed gen (--list FILE | --dir DIR) --out OUTDIR
+  install copy the entries marked install=yes (every entry with --all) to
+          DEST/NAME, mode 0644, each atomically:
+              fwembed install (--list FILE | --dir DIR) --dest DEST [--all]
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
@@ -20,6 +23,7 @@ traceback for unexpected failures.
 """
 
 import argparse
+import os
 import sys
 
 from .errors import FwembedError, UsageError
@@ -47,6 +51,15 @@ def build_parser():
     gen.add_argument("--out", metavar="OUTDIR", required=True, help="output directory")
     gen.add_argument("-q", "--quiet", action="store_true", help="do not list updated files")
 
+    inst = sub.add_parser("install", help="install firmware files to a directory",
+                          allow_abbrev=False)
+    src = inst.add_mutually_exclusive_group(required=True)
+    src.add_argument("--list", metavar="FILE", help="firmware list (see README)")
+    src.add_argument("--dir", metavar="DIR", help="entries: every file below DIR")
+    inst.add_argument("--dest", metavar="DEST", required=True, help="destination directory")
+    inst.add_argument("--all", action="store_true",
+                      help="install every entry, not only those marked install=yes")
+
     config = sub.add_parser("config", help="check a fragment survived", allow_abbrev=False)
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
     config.add_argument("--config", metavar="DOTCONFIG", required=True)
@@ -73,12 +86,26 @@ def report_update(path, tag="UPD"):
     print(f"  {tag:<8}{path}", flush=True)
 
 
+def below_cwd(path):
+    """``path`` relative to the current directory if it is below it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def run(args):
     if args.command == "gen":
         from .gen import generate
         from .outdir import OutDir
         generate(OutDir(args.out, None if args.quiet else report_update),
                  list_path=args.list, directory=args.dir)
+        return 0
+    if args.command == "install":
+        from .install import install
+        count = install(args.dest, list_path=args.list, directory=args.dir,
+                        install_all=args.all, report=lambda path: report_update(below_cwd(path), "INSTALL"))
+        if count == 0:
+            print(f"fwembed install: no entry of {args.list or args.dir} is marked "
+                  "install=yes; nothing to install (--all installs every entry)")
         return 0
     if args.command == "config":
         from .kconfig import check_fragments, merge_fragments
@@ -95,7 +122,7 @@ def run(args):
     if args.command == "boot":
         from .boot import boot_and_verify
         return boot_and_verify(args)
-    raise UsageError("a command is required (gen, config, board, boot)")
+    raise UsageError("a command is required (gen, install, config, board, boot)")
 
 
 def main(argv=None):
