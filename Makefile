@@ -45,8 +45,9 @@ export KBUILD_BUILD_TIMESTAMP KBUILD_BUILD_USER KBUILD_BUILD_HOST
 
 CCACHE := $(shell command -v ccache 2>/dev/null)
 export CCACHE_BASEDIR := $(CURDIR)
-KMAKE = $(MAKE) --no-print-directory -C $(TREE) O=$(KOUT) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS) \
+kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS) \
 	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc") V=$(V) -j$(JOBS)
+KMAKE = $(call kmake,$(KOUT))
 
 # Debian packages: what every build needs, and what 'make check' needs too.
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils \
@@ -65,7 +66,7 @@ endif
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 .PHONY: help run kernel fw config tree deps board-check initramfs kunit bench check test-quick \
-	firmware_install clean distclean
+	firmware_install report nofw-kernel clean distclean
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
@@ -77,6 +78,9 @@ help:
 	@echo '  fw             generate the firmware table into build/BOARD/fw only'
 	@echo '  firmware_install  install the entries marked install=yes (INSTALL_FW_ALL=1: every'
 	@echo '                 entry) to INSTALL_FW_PATH/NAME, mode 0644'
+	@echo '  report         one row per firmware entry (sizes, digest, license, built in or not),'
+	@echo '                 totals, and vmlinux growth over a build without firmware;'
+	@echo '                 writes build/BOARD/report.json'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
 	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries; writes bench/results/'
 	@echo '  check          run every test (pytest), ending with its summary line'
@@ -125,7 +129,8 @@ config: tree fw
 	$(Q)rm -f $(OUT)/fwembed.config.tmp
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
 
-FRAGMENTS = $(BOARD_DIR)/kernel.config $(abspath $(EXTRA_FRAGMENTS)) $(OUT)/fwembed.config
+FW_FRAGMENT = $(OUT)/fwembed.config
+FRAGMENTS = $(BOARD_DIR)/kernel.config $(abspath $(EXTRA_FRAGMENTS)) $(FW_FRAGMENT)
 
 $(KOUT)/.config: $(FRAGMENTS) $(TREE)/.fwembed-tree
 	$(quiet) '  KCONFIG $(@:$(CURDIR)/%=%) ($(BOARD_DEFCONFIG) + $(FRAGMENTS:$(CURDIR)/%=%))'
@@ -156,6 +161,32 @@ run: initramfs
 		$(if $(filter-out none,$(BOARD_DTB)),--dtb $(KOUT)/$(BOARD_DTB)) \
 		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log \
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
+
+# The same kernel without firmware (CONFIG_FW_LOADER_GENERATED_DIR=""), which
+# 'make report' measures vmlinux growth against. Its build directory starts
+# as a copy of the board's, so that Kbuild rebuilds only what depends on
+# that option; afterwards it is configured and rebuilt like any other.
+NOFW_KOUT := $(OUT)/linux-nofw
+
+nofw-kernel: kernel
+	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(NOFW_KOUT)/.fwembed-tree; then \
+		echo '  COPY    $(KOUT:$(CURDIR)/%=%) -> $(NOFW_KOUT:$(CURDIR)/%=%)'; \
+		rm -rf $(NOFW_KOUT) $(NOFW_KOUT).tmp; cp -a $(KOUT) $(NOFW_KOUT).tmp; \
+		rm -f $(NOFW_KOUT).tmp/.config; mv $(NOFW_KOUT).tmp $(NOFW_KOUT); fi
+	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR=""\n' > $(OUT)/nofw.config.tmp
+	$(Q)cmp -s $(OUT)/nofw.config.tmp $(OUT)/nofw.config || \
+		mv $(OUT)/nofw.config.tmp $(OUT)/nofw.config
+	$(Q)rm -f $(OUT)/nofw.config.tmp
+	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) \
+		KOUT=$(NOFW_KOUT) FW_FRAGMENT=$(OUT)/nofw.config $(NOFW_KOUT)/.config
+	$(quiet) '  MAKE    $(subst $(MAKE),make,$(call kmake,$(NOFW_KOUT))) vmlinux'
+	$(Q)$(call kmake,$(NOFW_KOUT)) vmlinux
+
+report: nofw-kernel
+	$(quiet) '  REPORT  $(OUT:$(CURDIR)/%=%)/report.json'
+	$(Q)$(FWEMBED) report --manifest $(FWOUT:$(CURDIR)/%=%)/manifest.json \
+		--vmlinux $(KOUT:$(CURDIR)/%=%)/vmlinux --base-vmlinux $(NOFW_KOUT:$(CURDIR)/%=%)/vmlinux \
+		--json $(OUT:$(CURDIR)/%=%)/report.json
 
 # Firmware that the list marks install=yes goes to the filesystem: the
 # root filesystem's /lib/firmware when INSTALL_FW_PATH points there.

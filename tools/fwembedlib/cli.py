@@ -7,6 +7,11 @@ commands:
   install copy the entries marked install=yes (every entry with --all) to
           DEST/NAME, mode 0644, each atomically:
               fwembed install (--list FILE | --dir DIR) --dest DEST [--all]
+  report  one row per manifest entry (size, stored size, ratio, compression,
+          digest, license, built in or installed), totals, and the growth of
+          vmlinux over a build without firmware, read from the ELF files:
+              fwembed report --manifest JSON [--vmlinux ELF --base-vmlinux ELF]
+                             [--json OUT]
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
@@ -60,6 +65,13 @@ def build_parser():
     inst.add_argument("--all", action="store_true",
                       help="install every entry, not only those marked install=yes")
 
+    rep = sub.add_parser("report", help="report sizes and licenses", allow_abbrev=False)
+    rep.add_argument("--manifest", required=True, help="manifest.json written by gen")
+    rep.add_argument("--vmlinux", metavar="ELF", help="vmlinux built with the firmware")
+    rep.add_argument("--base-vmlinux", metavar="ELF",
+                     help="the same kernel built without firmware")
+    rep.add_argument("--json", metavar="OUT", help="also write the report as JSON")
+
     config = sub.add_parser("config", help="check a fragment survived", allow_abbrev=False)
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
     config.add_argument("--config", metavar="DOTCONFIG", required=True)
@@ -107,6 +119,13 @@ def run(args):
             print(f"fwembed install: no entry of {args.list or args.dir} is marked "
                   "install=yes; nothing to install (--all installs every entry)")
         return 0
+    if args.command == "report":
+        from .report import report
+        if bool(args.vmlinux) != bool(args.base_vmlinux):
+            raise UsageError("report: --vmlinux and --base-vmlinux go together")
+        for line in report(args.manifest, args.vmlinux, args.base_vmlinux, args.json):
+            print(line)
+        return 0
     if args.command == "config":
         from .kconfig import check_fragments, merge_fragments
         if args.merge:
@@ -122,7 +141,7 @@ def run(args):
     if args.command == "boot":
         from .boot import boot_and_verify
         return boot_and_verify(args)
-    raise UsageError("a command is required (gen, install, config, board, boot)")
+    raise UsageError("a command is required (gen, install, report, config, board, boot)")
 
 
 def main(argv=None):
