@@ -12,6 +12,11 @@ commands:
           vmlinux over a build without firmware, read from the ELF files:
               fwembed report --manifest JSON [--vmlinux ELF --base-vmlinux ELF]
                              [--json OUT]
+  import-config
+          turn a kernel config's CONFIG_EXTRA_FIRMWARE and
+          CONFIG_EXTRA_FIRMWARE_DIR into a firmware list (no silent
+          fallback to /lib/firmware):
+              fwembed import-config KCONFIG [--srctree DIR] [--out LIST [--force]]
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
@@ -72,6 +77,14 @@ def build_parser():
                      help="the same kernel built without firmware")
     rep.add_argument("--json", metavar="OUT", help="also write the report as JSON")
 
+    imp = sub.add_parser("import-config", help="firmware list from CONFIG_EXTRA_FIRMWARE",
+                         allow_abbrev=False)
+    imp.add_argument("kconfig", metavar="KCONFIG", help="a kernel .config")
+    imp.add_argument("--srctree", metavar="DIR",
+                     help="kernel source tree, for a relative CONFIG_EXTRA_FIRMWARE_DIR")
+    imp.add_argument("--out", metavar="LIST", help="write the list here instead of stdout")
+    imp.add_argument("--force", action="store_true", help="replace an existing --out file")
+
     config = sub.add_parser("config", help="check a fragment survived", allow_abbrev=False)
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
     config.add_argument("--config", metavar="DOTCONFIG", required=True)
@@ -126,6 +139,14 @@ def run(args):
         for line in report(args.manifest, args.vmlinux, args.base_vmlinux, args.json):
             print(line)
         return 0
+    if args.command == "import-config":
+        from .importconfig import import_config
+        if args.force and not args.out:
+            raise UsageError("import-config: --force goes with --out")
+        text = import_config(args.kconfig, srctree=args.srctree, out=args.out, force=args.force)
+        if args.out is None:
+            print(text, end="")
+        return 0
     if args.command == "config":
         from .kconfig import check_fragments, merge_fragments
         if args.merge:
@@ -141,7 +162,7 @@ def run(args):
     if args.command == "boot":
         from .boot import boot_and_verify
         return boot_and_verify(args)
-    raise UsageError("a command is required (gen, install, report, config, board, boot)")
+    raise UsageError("a command is required (gen, install, report, import-config, config, board, boot)")
 
 
 def main(argv=None):
