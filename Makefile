@@ -37,11 +37,14 @@ else
 FW_INPUT := --list $(BOARD_DIR)/firmware.list
 endif
 
-# Reproducible kernel builds: the same inputs give the same vmlinux.
+# Reproducible kernel builds: the same inputs give the same vmlinux. Without
+# KBUILD_BUILD_VERSION, the "#N" of the version string counts the links done
+# in the build directory (its .version file), so it differs between builds.
 KBUILD_BUILD_TIMESTAMP ?= 1970-01-01 00:00:00 UTC
 KBUILD_BUILD_USER ?= fwembed
 KBUILD_BUILD_HOST ?= fwembed
-export KBUILD_BUILD_TIMESTAMP KBUILD_BUILD_USER KBUILD_BUILD_HOST
+KBUILD_BUILD_VERSION ?= 1
+export KBUILD_BUILD_TIMESTAMP KBUILD_BUILD_USER KBUILD_BUILD_HOST KBUILD_BUILD_VERSION
 
 CCACHE := $(shell command -v ccache 2>/dev/null)
 export CCACHE_BASEDIR := $(CURDIR)

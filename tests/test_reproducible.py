@@ -1,0 +1,88 @@
+"""Reproducible builds: the same inputs give the same bytes wherever they are built.
+
+Two generator runs from one list, in two output directories and from two
+working directories, must write the same files, and those must assemble to
+the same objects. Then the board's kernel (build/versatile) is compared with
+a clean build of the same inputs made later in another build directory
+(OUT_NAME=repro): the generated files, the firmware objects Kbuild
+assembled from them, vmlinux and zImage must be identical byte for byte.
+"""
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from asmlink import assemble_and_link
+from conftest import ROOT, make, run_fwembed, write_list
+
+# Outputs that name their own location, so they differ by design: the make
+# dependency file names its target by absolute path; the stamp is empty.
+LOCATION_BOUND = {"fwembed.d", ".fwembed-stamp"}
+GENERATED = pathlib.PurePath("drivers/base/firmware_loader/builtin/generated")
+
+
+def contents(folder, pattern="*"):
+    """{relative path: bytes} of the files below folder matching pattern."""
+    folder = pathlib.Path(folder)
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob(pattern))
+            if p.is_file() and p.name not in LOCATION_BOUND}
+
+
+@pytest.fixture
+def two_runs(fwtree, tmp_path):
+    """Generate one list twice: other output and working directories, other source times."""
+    path = write_list(fwtree, "a one.bin license=MIT\n\"b c\" ramp.bin\nd ramp.bin\n"
+                              "e empty.bin\nfs/f seven.bin install=yes\n")
+    outs = [tmp_path / "first" / "fw", tmp_path / "second" / "deeper" / "fw"]
+    for out, cwd, mtime in zip(outs, [fwtree, tmp_path], [10**18, 2 * 10**18]):
+        os.utime(fwtree / "one.bin", ns=(mtime, mtime))
+        result = run_fwembed("gen", "-q", "--list", os.path.relpath(path, cwd), "--out", out,
+                             cwd=cwd)
+        assert result.returncode == 0, result.stderr
+    return outs
+
+
+def test_generated_files_are_identical(two_runs):
+    """.S files, manifest.json, objects.mk and names.txt are byte-identical."""
+    first, second = (contents(out) for out in two_runs)
+    assert sorted(first) == sorted(second)
+    assert {"table.S", "manifest.json", "objects.mk", "names.txt"} <= set(first)
+    for name in first:
+        assert first[name] == second[name], name
+
+
+def test_assembled_objects_are_identical(two_runs, tmp_path):
+    """The cross assembler turns both output directories into identical objects."""
+    elfs = [assemble_and_link(out, tmp_path / f"asm{n}") for n, out in
+            enumerate(two_runs)]
+    first, second = (contents(elf.parent, "*.o") for elf in elfs)
+    assert len(first) == len(list(two_runs[0].glob("*.S")))
+    assert first == second
+    assert elfs[0].read_bytes() == elfs[1].read_bytes()
+
+
+@pytest.mark.kernel
+def test_two_kernel_builds_are_identical():
+    """A clean build in build/repro equals the board's: fw files, objects, vmlinux, zImage."""
+    board = make("kernel")
+    assert board.returncode == 0, board.stdout[-3000:] + board.stderr[-3000:]
+    repro_dir = ROOT / "build" / "repro"
+    shutil.rmtree(repro_dir, ignore_errors=True)
+    repro = make("kernel", "OUT_NAME=repro")
+    assert repro.returncode == 0, repro.stdout[-3000:] + repro.stderr[-3000:]
+
+    builds = [ROOT / "build" / "versatile", repro_dir]
+    configs = [(b / "linux" / ".config").read_text() for b in builds]
+    assert f'CONFIG_FW_LOADER_GENERATED_DIR="{builds[0]}/fw"' in configs[0]
+    assert f'CONFIG_FW_LOADER_GENERATED_DIR="{builds[1]}/fw"' in configs[1]
+
+    assert contents(builds[0] / "fw") == contents(builds[1] / "fw")
+    objects = [contents(b / "linux" / GENERATED, "*.o") for b in builds]
+    assert "table.o" in objects[0] and objects[0] == objects[1]
+    for image in ("vmlinux", "arch/arm/boot/zImage"):
+        first, second = ((b / "linux" / image).read_bytes() for b in builds)
+        assert first == second, image
+    shutil.rmtree(repro_dir)
