@@ -48,8 +48,14 @@ export KBUILD_BUILD_TIMESTAMP KBUILD_BUILD_USER KBUILD_BUILD_HOST KBUILD_BUILD_V
 
 CCACHE := $(shell command -v ccache 2>/dev/null)
 export CCACHE_BASEDIR := $(CURDIR)
+# With CCACHE_BASEDIR, ccache hands the compiler source paths relative to the
+# build directory (../../linux-6.1/kernel/fork.c), which the kernel's
+# -fmacro-prefix-map=$(srctree)/= does not match: __FILE__ strings would name
+# the build directory's depth and differ from a build without ccache. Strip
+# that spelling of the source tree too. $(1) is the build directory.
+ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --relative-to=$(1) $(TREE))/= $(KCPPFLAGS))"
 kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS) \
-	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc") V=$(V) -j$(JOBS)
+	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
 KMAKE = $(call kmake,$(KOUT))
 
 # Debian packages: what every build needs, and what 'make check' needs too.
