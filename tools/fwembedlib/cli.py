@@ -4,6 +4,7 @@ commands:
   gen     turn a firmware list or a directory into assembly sources, a
           manifest and a make dependency file:
               fwembed gen (--list FILE | --dir DIR) --out OUTDIR
+                          [--compress none|xz|zstd|auto]
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
@@ -22,6 +23,7 @@ traceback for unexpected failures.
 import argparse
 import sys
 
+from .compress import METHODS
 from .errors import FwembedError, UsageError
 
 
@@ -46,6 +48,10 @@ def build_parser():
     src.add_argument("--dir", metavar="DIR", help="embed every file below DIR")
     gen.add_argument("--out", metavar="OUTDIR", required=True, help="output directory")
     gen.add_argument("-q", "--quiet", action="store_true", help="do not list updated files")
+    gen.add_argument("--compress", choices=METHODS, default="none",
+                     help="how to store entries whose list sets no compress= (default: none)")
+    gen.add_argument("--test-corrupt-digest", metavar="NAME",
+                     help="tests only: give entry NAME a wrong digest in the table")
 
     config = sub.add_parser("config", help="check a fragment survived", allow_abbrev=False)
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
@@ -78,7 +84,8 @@ def run(args):
         from .gen import generate
         from .outdir import OutDir
         generate(OutDir(args.out, None if args.quiet else report_update),
-                 list_path=args.list, directory=args.dir)
+                 list_path=args.list, directory=args.dir, compress=args.compress,
+                 corrupt_digest=args.test_corrupt_digest)
         return 0
     if args.command == "config":
         from .kconfig import check_fragments, merge_fragments

@@ -19,3 +19,5 @@ class Entry:
     path: pathlib.Path
     where: str
     license: str = None
+    # none, xz, zstd or auto as the list asked, or None to take the default
+    compress: str = None
