@@ -33,6 +33,8 @@ FW_INPUT := --dir $(abspath $(FIRMWARE_DIR))
 else
 FW_INPUT := --list $(BOARD_DIR)/firmware.list
 endif
+# How entries are stored when the list does not say: none, xz, zstd or auto.
+COMPRESS ?= none
 
 # Reproducible kernel builds: the same inputs give the same vmlinux.
 KBUILD_BUILD_TIMESTAMP ?= 1970-01-01 00:00:00 UTC
@@ -46,7 +48,7 @@ KMAKE = $(MAKE) --no-print-directory -C $(TREE) O=$(KOUT) ARCH=$(BOARD_ARCH) CRO
 	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc") V=$(V) -j$(JOBS)
 
 # Debian packages: what every build needs, and what 'make check' needs too.
-BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils \
+BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
 	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
 CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
 	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm
@@ -73,7 +75,8 @@ help:
 	@echo '  kernel         build the kernel image and dtb only'
 	@echo '  fw             generate the firmware table into build/BOARD/fw only'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
-	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries; writes bench/results/'
+	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries, and the resident'
+	@echo '                 size of firmware-linux-free raw and compressed; writes bench/results/'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -82,6 +85,9 @@ help:
 	@echo 'Variables:'
 	@echo '  BOARD=name|path   a folder under boards/ or a path to a board folder (default: versatile)'
 	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
+	@echo '  COMPRESS=how      store entries whose list sets no compress= as none (default), xz,'
+	@echo '                    zstd or auto'
+	@echo '  GEN_EXTRA=args    more fwembed gen arguments'
 	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
@@ -103,7 +109,7 @@ tree: deps
 
 fw: board-check
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
-	$(Q)$(FWEMBED) gen $(FW_INPUT) --out $(FWOUT)
+	$(Q)$(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
 
 # The kernel build directory belongs to one prepared tree: when the tree is
 # made again (new patches), it starts afresh, since old objects may be newer
@@ -159,9 +165,12 @@ kunit: tree
 		--kunitconfig=drivers/base/firmware_loader/builtin --jobs=$(JOBS) \
 		$(if $(CCACHE),--make_options CC="ccache arm-linux-gnueabi-gcc")
 
-# Lookup benchmark: kernels with 1, 4, 16, 64 and 1024 generated entries.
+# Benchmarks: lookup in kernels with 1, 4, 16, 64 and 1024 generated
+# entries; resident size of firmware-linux-free raw and compressed.
 bench: deps
+	$(Q)scripts/install-deps $(CHECK_PACKAGES)
 	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
+	$(Q)$(PYTHON) bench/size.py --make "$(MAKE)"
 
 check: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
