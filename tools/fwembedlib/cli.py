@@ -8,6 +8,9 @@ commands:
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
+  cpio    pack the files below a folder as /lib/firmware of a test
+          initramfs, with the self-test's list of them:
+              fwembed cpio --dir DIR --out CPIO
   board   check a board folder and print its settings:
               fwembed board DIR
   boot    boot a kernel in QEMU as the board folder says, and check every
@@ -59,6 +62,11 @@ def build_parser():
     config.add_argument("--merge", action="store_true",
                         help="append the fragments to DOTCONFIG instead of checking")
 
+    cpio = sub.add_parser("cpio", help="pack /lib/firmware for a test initramfs",
+                          allow_abbrev=False)
+    cpio.add_argument("--dir", metavar="DIR", required=True, help="the files to pack")
+    cpio.add_argument("--out", metavar="CPIO", required=True, help="the archive to write")
+
     board = sub.add_parser("board", help="check a board folder", allow_abbrev=False)
     board.add_argument("folder", metavar="DIR")
 
@@ -93,6 +101,10 @@ def run(args):
             merge_fragments(args.fragment, args.config)
         else:
             check_fragments(args.fragment, args.config)
+        return 0
+    if args.command == "cpio":
+        from .cpio import write_archive
+        write_archive(args.dir, args.out)
         return 0
     if args.command == "board":
         from .board import load_board
