@@ -36,6 +36,8 @@ FW_INPUT := --dir $(abspath $(FIRMWARE_DIR))
 else
 FW_INPUT := --list $(BOARD_DIR)/firmware.list
 endif
+# How entries are stored when the list does not say: none, xz, zstd or auto.
+COMPRESS ?= none
 
 # Reproducible kernel builds: the same inputs give the same vmlinux. Without
 # KBUILD_BUILD_VERSION, the "#N" of the version string counts the links done
@@ -59,7 +61,7 @@ kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) CROSS_
 KMAKE = $(call kmake,$(KOUT))
 
 # Debian packages: what every build needs, and what 'make check' needs too.
-BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils \
+BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
 	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
 CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
 	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm
@@ -91,7 +93,8 @@ help:
 	@echo '                 totals, and vmlinux growth over a build without firmware;'
 	@echo '                 writes build/BOARD/report.json'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
-	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries; writes bench/results/'
+	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries, and the resident'
+	@echo '                 size of firmware-linux-free raw and compressed; writes bench/results/'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -100,6 +103,9 @@ help:
 	@echo 'Variables:'
 	@echo '  BOARD=name|path   a folder under boards/ or a path to a board folder (default: versatile)'
 	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
+	@echo '  COMPRESS=how      store entries whose list sets no compress= as none (default), xz,'
+	@echo '                    zstd or auto'
+	@echo '  GEN_EXTRA=args    more fwembed gen arguments'
 	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
@@ -123,7 +129,7 @@ tree: deps
 
 fw: board-check
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
-	$(Q)$(FWEMBED) gen $(FW_INPUT) --out $(FWOUT)
+	$(Q)$(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
 
 # The kernel build directory belongs to one prepared tree: when the tree is
 # made again (new patches), it starts afresh, since old objects may be newer
@@ -154,16 +160,27 @@ kernel: config
 	$(Q)$(KMAKE) $(notdir $(BOARD_IMAGE)) $(if $(filter-out none,$(BOARD_DTB)),$(notdir $(BOARD_DTB)))
 
 # The test initramfs: a static init that prints the debugfs listing and
-# reboots, packed by the kernel's own gen_init_cpio.
+# reboots, packed by the kernel's own gen_init_cpio, followed by the
+# entries marked install=yes as /lib/firmware, with the list that makes the
+# boot self-test request them from there.
 INITRAMFS := $(OUT)/initramfs.cpio
+INITRAMFS_BASE := $(OUT)/initramfs-base.cpio
+TESTFS := $(OUT)/testfs
 
 initramfs: kernel
 	$(Q)if [ ! -f $(OUT)/init ] || [ initramfs/init.c -nt $(OUT)/init ]; then \
 		echo '  CC      $(OUT:$(CURDIR)/%=%)/init'; \
 		$(BOARD_CROSS)gcc -static -Os -Wall -Werror -o $(OUT)/init initramfs/init.c; fi
 	$(Q)sed 's|@INIT@|$(OUT)/init|' initramfs/initramfs.list > $(OUT)/initramfs.list
-	$(quiet) '  CPIO    $(INITRAMFS:$(CURDIR)/%=%)'
-	$(Q)$(KOUT)/usr/gen_init_cpio $(OUT)/initramfs.list > $(INITRAMFS)
+	$(quiet) '  CPIO    $(INITRAMFS_BASE:$(CURDIR)/%=%)'
+	$(Q)$(KOUT)/usr/gen_init_cpio $(OUT)/initramfs.list > $(INITRAMFS_BASE)
+	$(Q)rm -rf $(TESTFS) && mkdir -p $(TESTFS)
+	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(TESTFS)
+	$(Q)if [ -n "$$(ls -A $(TESTFS))" ]; then \
+		echo '  CPIO    $(TESTFS:$(CURDIR)/%=%).cpio (/lib/firmware)'; \
+		$(FWEMBED) cpio --dir $(TESTFS) --out $(TESTFS).cpio && \
+		cat $(INITRAMFS_BASE) $(TESTFS).cpio > $(INITRAMFS); \
+	else cp $(INITRAMFS_BASE) $(INITRAMFS); fi
 
 run: initramfs
 	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KOUT)/$(BOARD_IMAGE) \
@@ -212,9 +229,12 @@ kunit: tree
 		--kunitconfig=drivers/base/firmware_loader/builtin --jobs=$(JOBS) \
 		$(if $(CCACHE),--make_options CC="ccache arm-linux-gnueabi-gcc")
 
-# Lookup benchmark: kernels with 1, 4, 16, 64 and 1024 generated entries.
+# Benchmarks: lookup in kernels with 1, 4, 16, 64 and 1024 generated
+# entries; resident size of firmware-linux-free raw and compressed.
 bench: deps
+	$(Q)scripts/install-deps $(CHECK_PACKAGES)
 	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
+	$(Q)$(PYTHON) bench/size.py --make "$(MAKE)"
 
 check: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)

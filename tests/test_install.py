@@ -161,6 +161,6 @@ def test_make_firmware_install_all_to_a_path(tmp_path):
     """INSTALL_FW_ALL=1 installs every entry; INSTALL_FW_PATH picks the folder."""
     result = make("firmware_install", "INSTALL_FW_ALL=1", f"INSTALL_FW_PATH={tmp_path}/fw")
     assert result.returncode == 0, result.stderr
-    assert len(files(tmp_path / "fw")) == 8
+    assert len(files(tmp_path / "fw")) == 11
     assert (tmp_path / "fw" / "fwembed" / "hello, world+v2@rev=3 #1.txt").read_bytes() == \
         (ROOT / "firmware" / "hello.txt").read_bytes()

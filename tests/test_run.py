@@ -6,14 +6,16 @@ builds, then whole directories.
 """
 
 import hashlib
+import json
 import os
 import pathlib
 import re
 import shutil
+import subprocess
 
 import pytest
 
-from conftest import ROOT, make
+from conftest import FWEMBED, PYTHON, ROOT, make
 
 pytestmark = pytest.mark.kernel
 VMLINUX = ROOT / "build" / "versatile" / "linux" / "vmlinux"
@@ -30,11 +32,12 @@ def test_make_run_verifies_the_sample_list():
     """make run boots the versatile kernel and every sample entry passes."""
     result = make("run")
     assert_ok(result)
-    assert len(PASS_RE.findall(result.stdout)) == 10
+    assert len(PASS_RE.findall(result.stdout)) == 14
     assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
         result.stdout
-    assert "versatile: 7 firmware entries" in result.stdout
-    assert "10 checks passed, 0 failed" in result.stdout
+    assert "  PASS      16384 B  " in result.stdout
+    assert "versatile: 10 firmware entries and 1 installed" in result.stdout
+    assert "14 checks passed, 0 failed" in result.stdout
     assert "  PASS                             [check] debugfs_listing_matches_manifest" in \
         result.stdout
     assert (ROOT / "build" / "versatile" / "console.log").read_text().count("ok ") >= 9
@@ -47,6 +50,88 @@ def test_second_run_does_not_relink_vmlinux():
     assert_ok(result)
     assert VMLINUX.stat().st_mtime_ns == before
     assert "  LD      vmlinux" not in result.stdout
+
+
+def test_sample_list_mixes_encodings():
+    """The sample manifest holds raw, xz and zstd entries, an empty one compressed."""
+    entries = json.loads((ROOT / "build" / "versatile" / "fw" / "manifest.json").read_text())
+    by_name = {e["name"]: e for e in entries["entries"]}
+    assert {e["compression"] for e in by_name.values()} == {"none", "xz", "zstd"}
+    assert by_name["fwembed/empty.xz"]["compression"] == "xz"
+    assert by_name["fwembed/empty.xz"]["size"] == 0
+    assert by_name["fwembed/hello.txt"]["compression"] != \
+        by_name["fwembed/hello, world+v2@rev=3 #1.txt"]["compression"]
+
+
+def test_install_entry_loads_from_the_initramfs():
+    """The install=yes entry is not built in; the boot finds it in /lib/firmware."""
+    out = ROOT / "build" / "versatile"
+    assert "fwembed/on-disk.bin" not in (out / "fw" / "names.txt").read_text()
+    assert (out / "testfs" / "fwembed" / "on-disk.bin").read_bytes() == b"fwembed"
+    console = (out / "console.log").read_text()
+    assert "# fw_builtin_selftest: 1 names from fw_builtin_selftest.list" in console
+    assert '# size=7 sha256=b4035ca821c3' in console and 'name="fwembed/on-disk.bin"' in console
+
+
+SHADOW = "fwembed/seven.bin"
+SHADOW_DATA = b"the filesystem's copy, not the built-in one\n"
+
+
+def test_builtin_firmware_wins_over_the_filesystem(tmp_path):
+    """A name both built in and in /lib/firmware gives the built-in data; a missing one -ENOENT."""
+    out = ROOT / "build" / "versatile"
+    testfs = tmp_path / "testfs"
+    shutil.copytree(out / "testfs", testfs)
+    (testfs / SHADOW).write_bytes(SHADOW_DATA)
+    packed = subprocess.run([PYTHON, FWEMBED, "cpio", "--dir", testfs,
+                             "--out", tmp_path / "testfs.cpio"],
+                            capture_output=True, text=True, check=False)
+    assert packed.returncode == 0, packed.stderr
+    initrd = tmp_path / "initramfs.cpio"
+    initrd.write_bytes((out / "initramfs-base.cpio").read_bytes() +
+                       (tmp_path / "testfs.cpio").read_bytes())
+    log = tmp_path / "console.log"
+    result = subprocess.run(
+        [PYTHON, FWEMBED, "boot", "--board", ROOT / "boards" / "versatile",
+         "--kernel", out / "linux/arch/arm/boot/zImage",
+         "--dtb", out / "linux/arch/arm/boot/dts/versatile-pb.dtb", "--initrd", initrd,
+         "--manifest", out / "fw/manifest.json", "--log", log],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    console = log.read_text()
+    assert "# fw_builtin_selftest: 2 names from fw_builtin_selftest.list" in console
+    builtin = hashlib.sha256((ROOT / "firmware" / "seven.bin").read_bytes()).hexdigest()
+    # Requested twice, from the table and from the list: the built-in data both times.
+    assert console.count(f'# size=7 sha256={builtin} name="{SHADOW}"') == 2
+    assert hashlib.sha256(SHADOW_DATA).hexdigest() not in console
+    assert len([ln for ln in result.stdout.splitlines()
+                if ln.startswith("  PASS") and ln.endswith(f"  {SHADOW}")]) == 2
+    assert "# missing: error=-2 after " in console
+    assert "  PASS                             [check] missing_name_is_enoent" in result.stdout
+    assert "sysfs fallback" not in console
+
+
+CORRUPT = "fwembed/regs-16k.bin"
+
+
+def test_corrupt_digest_is_rejected_in_qemu():
+    """An entry whose table digest is wrong fails with -EBADMSG; every other entry passes."""
+    assert_ok(make("kernel", f"GEN_EXTRA=--test-corrupt-digest {CORRUPT}"))
+    out = ROOT / "build" / "versatile"
+    # No test initramfs: its listing shows the table's digest, wrong on purpose.
+    result = subprocess.run(
+        [PYTHON, FWEMBED, "boot", "--board", ROOT / "boards" / "versatile",
+         "--kernel", out / "linux/arch/arm/boot/zImage",
+         "--dtb", out / "linux/arch/arm/boot/dts/versatile-pb.dtb",
+         "--manifest", out / "fw/manifest.json", "--log", out / "console-corrupt.log"],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    fails = [line for line in result.stdout.splitlines() if line.startswith("  FAIL")]
+    assert len(fails) == 1 and fails[0].endswith(f"{CORRUPT}  (request failed with error -74)")
+    assert len(PASS_RE.findall(result.stdout)) == 11
+    console = (out / "console-corrupt.log").read_text()
+    assert f"built-in firmware {CORRUPT}: SHA-256 mismatch, refused" in console
+    assert_ok(make("kernel"))
 
 
 @pytest.fixture

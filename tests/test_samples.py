@@ -12,4 +12,4 @@ def test_committed_samples_match_the_generator(tmp_path):
     made = {k: v[0] for k, v in snapshot(tmp_path).items()}
     committed = {p.name: p.read_bytes() for p in (ROOT / "firmware").iterdir()
                  if p.name in made}
-    assert made == committed and len(made) == 6
+    assert made == committed and len(made) == 7

@@ -23,6 +23,12 @@ SERIES = ROOT / "build" / "series"
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 INTREE_NAME = "fwembed-intree.bin"
 INTREE_DATA = bytes(range(255, -1, -1)) * 3
+# The sample list has xz and zstd entries. Before the decoding patch the
+# options do not exist yet and olddefconfig drops them; the tables still
+# build, since only requests decode.
+DECODERS = ("CONFIG_FW_LOADER_BUILTIN_XZ=y\n"
+            "CONFIG_FW_LOADER_BUILTIN_ZSTD=y\n"
+            "CONFIG_FW_LOADER_BUILTIN_VERIFY=y\n")
 
 
 @dataclasses.dataclass
@@ -80,7 +86,7 @@ def series_run():
                 f'CONFIG_EXTRA_FIRMWARE_DIR="{extra}"\n'
                 f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
                 "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
-                "# CONFIG_FW_LOADER_USER_HELPER is not set\n")
+                "# CONFIG_FW_LOADER_USER_HELPER is not set\n" + DECODERS)
 
     out = SERIES / "versatile" / "linux"
     out.mkdir(parents=True)
@@ -175,3 +181,46 @@ def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
     console = (SERIES / "console-empty.log").read_text()
     assert "# fw_builtin_selftest: 0 built-in entries" in console
     assert "ok 2 into_buf_too_small_fails # SKIP no non-empty entry" in console
+
+
+OUT_OF_ORDER_NAME = "zzz-out-of-order.bin"
+OUT_OF_ORDER_DATA = b"out of order\n"
+# An entry emitted by hand into a section that sorts first, although its
+# name sorts last: a table that the linker cannot have sorted. Bisection
+# would never find it; the linear fallback must.
+OUT_OF_ORDER_S = f"""\
+	.section .rodata, "a"
+.Lname:	.asciz "{OUT_OF_ORDER_NAME}"
+.Ldata:	.ascii "out of order\\n"
+.Lend:
+	.section ".builtin_fw.!", "a"
+	.balign 4
+	.dc.a .Lname, .Ldata, .Lend - .Ldata, .Lend - .Ldata, 0, 0
+"""
+
+
+@pytest.mark.kernel
+def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_path):
+    """A table out of order gets one boot warning; lookup falls back and finds every entry."""
+    out = SERIES / "versatile" / "linux"
+    fwdir = tmp_path / "fw"
+    shutil.copytree(SERIES / "fw", fwdir)
+    (fwdir / "out-of-order.S").write_text(OUT_OF_ORDER_S)
+    with open(fwdir / "objects.mk", "a", encoding="utf-8") as objects:
+        objects.write("builtin-fw-objs += out-of-order.o\n")
+    configure(series_run.tree, out, f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
+                                    "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
+                                    "# CONFIG_FW_LOADER_USER_HELPER is not set\n" + DECODERS)
+    images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
+    assert images.returncode == 0, images.stderr[-3000:]
+    log = SERIES / "console-unsorted.log"
+    boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+               "--kernel", out / "arch/arm/boot/zImage",
+               "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
+               "--manifest", fwdir / "manifest.json", "--log", log], ROOT)
+    assert boot.returncode == 0, boot.stdout + boot.stderr
+    console = log.read_text()
+    assert console.count("built-in firmware table is not sorted") == 1
+    digest = hashlib.sha256(OUT_OF_ORDER_DATA).hexdigest()
+    assert f'# size={len(OUT_OF_ORDER_DATA)} sha256={digest} name="{OUT_OF_ORDER_NAME}"' \
+        in console

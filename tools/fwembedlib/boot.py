@@ -46,7 +46,7 @@ def run_qemu(command, log_path, timeout):
 
 def boot_and_verify(args):
     board = load_board(args.board)
-    manifest = builtin_entries(load_manifest(args.manifest))
+    manifest = load_manifest(args.manifest)
     command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd)
     command += shlex.split(args.qemu_extra)
     timeout = board.timeout * args.timeout_multiplier
@@ -72,6 +72,9 @@ def boot_and_verify(args):
         print(f"{args.log}: error: {problem}", file=sys.stderr)
     passed = sum(v.passed for v in results)
     failed = len(results) - passed
-    print(f"{board.name}: {len(manifest)} firmware entries, boot took {elapsed:.1f} s; "
+    installed = len(manifest) - len(builtin_entries(manifest))
+    counts = f"{len(manifest) - installed} firmware entries" + \
+        (f" and {installed} installed" if installed else "")
+    print(f"{board.name}: {counts}, boot took {elapsed:.1f} s; "
           f"{passed} checks passed, {failed} failed; console log: {args.log}")
     return 0 if results and not failed and not problems else 1

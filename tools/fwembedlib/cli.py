@@ -4,6 +4,7 @@ commands:
   gen     turn a firmware list or a directory into assembly sources, a
           manifest and a make dependency file:
               fwembed gen (--list FILE | --dir DIR) --out OUTDIR
+                          [--compress none|xz|zstd|auto]
   install copy the entries marked install=yes (every entry with --all) to
           DEST/NAME, mode 0644, each atomically:
               fwembed install (--list FILE | --dir DIR) --dest DEST [--all]
@@ -20,6 +21,9 @@ commands:
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
+  cpio    pack the files below a folder as /lib/firmware of a test
+          initramfs, with the self-test's list of them:
+              fwembed cpio --dir DIR --out CPIO
   board   check a board folder and print its settings:
               fwembed board DIR
   boot    boot a kernel in QEMU as the board folder says, and check every
@@ -36,6 +40,7 @@ import argparse
 import os
 import sys
 
+from .compress import METHODS
 from .errors import FwembedError, UsageError
 
 
@@ -60,6 +65,10 @@ def build_parser():
     src.add_argument("--dir", metavar="DIR", help="embed every file below DIR")
     gen.add_argument("--out", metavar="OUTDIR", required=True, help="output directory")
     gen.add_argument("-q", "--quiet", action="store_true", help="do not list updated files")
+    gen.add_argument("--compress", choices=METHODS, default="none",
+                     help="how to store entries whose list sets no compress= (default: none)")
+    gen.add_argument("--test-corrupt-digest", metavar="NAME",
+                     help="tests only: give entry NAME a wrong digest in the table")
 
     inst = sub.add_parser("install", help="install firmware files to a directory",
                           allow_abbrev=False)
@@ -90,6 +99,11 @@ def build_parser():
     config.add_argument("--config", metavar="DOTCONFIG", required=True)
     config.add_argument("--merge", action="store_true",
                         help="append the fragments to DOTCONFIG instead of checking")
+
+    cpio = sub.add_parser("cpio", help="pack /lib/firmware for a test initramfs",
+                          allow_abbrev=False)
+    cpio.add_argument("--dir", metavar="DIR", required=True, help="the files to pack")
+    cpio.add_argument("--out", metavar="CPIO", required=True, help="the archive to write")
 
     board = sub.add_parser("board", help="check a board folder", allow_abbrev=False)
     board.add_argument("folder", metavar="DIR")
@@ -122,7 +136,8 @@ def run(args):
         from .gen import generate
         from .outdir import OutDir
         generate(OutDir(args.out, None if args.quiet else report_update),
-                 list_path=args.list, directory=args.dir)
+                 list_path=args.list, directory=args.dir, compress=args.compress,
+                 corrupt_digest=args.test_corrupt_digest)
         return 0
     if args.command == "install":
         from .install import install
@@ -153,6 +168,10 @@ def run(args):
             merge_fragments(args.fragment, args.config)
         else:
             check_fragments(args.fragment, args.config)
+        return 0
+    if args.command == "cpio":
+        from .cpio import write_archive
+        write_archive(args.dir, args.out)
         return 0
     if args.command == "board":
         from .board import load_board

@@ -37,3 +37,15 @@ def copy_checked(entry, sha256, dest):
         raise FwembedError(entry.where, f"source {entry.source!r}: {err.strerror}") from None
     if sha.hexdigest() != sha256:
         raise FwembedError(entry.where, f"source {entry.source!r} changed while it was read")
+
+
+def read_checked(entry, sha256):
+    """Return an entry's data; fail if it no longer has ``sha256``."""
+    try:
+        with open(entry.path, "rb") as src:
+            data = src.read()
+    except OSError as err:
+        raise FwembedError(entry.where, f"source {entry.source!r}: {err.strerror}") from None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise FwembedError(entry.where, f"source {entry.source!r} changed while it was read")
+    return data

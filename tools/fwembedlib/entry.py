@@ -21,3 +21,5 @@ class Entry:
     where: str
     license: str = None
     install: bool = False
+    # none, xz, zstd or auto as the list asked, or None to take the default
+    compress: str = None

@@ -19,6 +19,14 @@ OPTIONs are ``key=value`` (the value may be quoted). Known options:
                     'fwembed install' instead of being built in; it is
                     recorded in manifest.json with "builtin": false
                     (default no)
+    compress=HOW    how the data is stored: none, xz, zstd or auto (the
+                    smaller of xz and zstd, or none if that saves less
+                    than one eighth; see compress.py)
+
+A line ``%default OPTION ...`` sets options for the entries below it that
+do not set them themselves, until another %default sets them again.
+Entries under no %default for compress= take the generator's --compress
+(make's COMPRESS=), else none.
 
 The same SOURCE may be listed under several names; its data is stored once.
 """
@@ -28,6 +36,7 @@ import pathlib
 import re
 
 from .entry import Entry
+from .compress import METHODS
 from .errors import FwembedError
 from .names import name_problem
 
@@ -83,20 +92,37 @@ def parse_options(fields, where):
         elif key == "install":
             if value not in ("yes", "no"):
                 raise FwembedError(where, f"install={value!r}: expected yes or no")
+        elif key == "compress":
+            if value not in METHODS:
+                raise FwembedError(where, f"compress={value!r}: expected one of "
+                                          f"{', '.join(METHODS)}")
         else:
             raise FwembedError(where, f"unknown option {key!r}")
         options[key] = value
     return options
 
 
-def parse_line(text, list_path, lineno):
-    """Return the Entry on one line of a list, or None for a blank line."""
+DIRECTIVE = "%default"
+
+
+def parse_line(text, list_path, lineno, defaults):
+    """Return the Entry on one line of a list, or None for a blank line.
+
+    A %default line updates ``defaults`` in place and returns None.
+    """
     where = f"{list_path}:{lineno}"
     for ch in text:
         if ch != "\t" and not " " <= ch <= "~":
             raise FwembedError(where, f"control or non-ASCII character {ch!r}")
     fields = split_fields(text, where)
     if not fields:
+        return None
+    if fields[0].startswith("%"):
+        if fields[0] != DIRECTIVE:
+            raise FwembedError(where, f"unknown directive {fields[0]!r}: expected {DIRECTIVE}")
+        if len(fields) < 2:
+            raise FwembedError(where, f"{DIRECTIVE} needs at least one OPTION")
+        defaults.update(parse_options(fields[1:], where))
         return None
     if len(fields) < 2:
         raise FwembedError(where, "expected NAME SOURCE [OPTION ...]")
@@ -107,11 +133,12 @@ def parse_line(text, list_path, lineno):
     source = unquote(fields[1], where, "source")
     if source == "":
         raise FwembedError(where, "empty source path")
-    options = parse_options(fields[2:], where)
+    options = {**defaults, **parse_options(fields[2:], where)}
     path = pathlib.Path(list_path).parent / source
     source_key = os.path.normpath(source)
     return Entry(name=name, source=source_key, path=path, where=where,
-                 license=options.get("license"), install=options.get("install") == "yes")
+                 license=options.get("license"), compress=options.get("compress"),
+                 install=options.get("install") == "yes")
 
 
 def read_list(list_path):
@@ -128,8 +155,9 @@ def read_list(list_path):
         raise FwembedError(f"{list_path}:{line}", "non-ASCII byte in firmware list") from None
     entries = []
     seen = {}
+    defaults = {}
     for lineno, line in enumerate(text.split("\n"), start=1):
-        entry = parse_line(line.rstrip("\r"), list_path, lineno)
+        entry = parse_line(line.rstrip("\r"), list_path, lineno, defaults)
         if entry is None:
             continue
         if entry.name in seen:

@@ -12,7 +12,8 @@ import os
 import pathlib
 
 from . import emit
-from .content import copy_checked, digest_file
+from .compress import encode
+from .content import copy_checked, digest_file, read_checked
 from .errors import FwembedError
 from .fwlist import read_list
 from .scan import scan_dir
@@ -24,35 +25,48 @@ STAMP = ".fwembed-stamp"
 
 @dataclasses.dataclass
 class Blob:
-    """One distinct content: stored once, whatever the number of names."""
+    """One distinct content in one encoding: stored once, whatever the number of names."""
 
     sha256: str
     size: int
     entry: object
     sources: list
     compression: str = "none"
+    stored: bytes = None  # the compressed bytes; None when stored raw
 
     @property
     def stored_size(self):
-        return self.size
+        return self.size if self.stored is None else len(self.stored)
 
     @property
     def stem(self):
-        return f"blob-{self.sha256[:16]}"
+        suffix = "" if self.compression == "none" else f"-{self.compression}"
+        return f"blob-{self.sha256[:16]}{suffix}"
 
 
-def collect(entries):
-    """Hash every entry; return (rows sorted by name, blobs sorted by stem)."""
+def collect(entries, compress="none"):
+    """Hash and encode every entry; return (rows sorted by name, blobs sorted by stem).
+
+    ``compress`` is the method for entries whose list set none.
+    """
     blobs = {}
     rows = []
     by_source = {}
+    encoded = {}
     for entry in entries:
         if entry.source not in by_source:
             by_source[entry.source] = digest_file(entry)
         sha256, size = by_source[entry.source]
-        blob = blobs.get(sha256)
+        method = entry.compress or compress
+        if (sha256, method) not in encoded:
+            data = read_checked(entry, sha256) if method != "none" else None
+            encoded[sha256, method] = encode(data, method, entry.where)
+        encoding, stored = encoded[sha256, method]
+        blob = blobs.get((sha256, encoding))
         if blob is None:
-            blob = blobs[sha256] = Blob(sha256=sha256, size=size, entry=entry, sources=[])
+            blob = blobs[sha256, encoding] = Blob(sha256=sha256, size=size, entry=entry,
+                                                  sources=[], compression=encoding,
+                                                  stored=stored)
         if entry.source not in blob.sources:
             blob.sources.append(entry.source)
         rows.append((entry, blob))
@@ -87,22 +101,32 @@ def read_inputs(list_path=None, directory=None):
     return entries, watched
 
 
-def generate(out, list_path=None, directory=None):
-    """Run both phases; return the rows (entry, blob) written to the table."""
+def generate(out, list_path=None, directory=None, compress="none", corrupt_digest=None):
+    """Run both phases; return the rows (entry, blob) written to the table.
+
+    ``corrupt_digest`` names an entry whose table digest is made wrong on
+    purpose, for the test of the kernel's digest check; manifest.json keeps
+    the true digest.
+    """
     entries, watched = read_inputs(list_path, directory)
-    rows, blobs = collect([e for e in entries if not e.install])
+    rows, blobs = collect([e for e in entries if not e.install], compress)
     # Install-only entries are not built in, but the manifest describes them.
     installed = [(e, *digest_file(e)) for e in entries if e.install]
+    if corrupt_digest is not None and corrupt_digest not in {e.name for e, _ in rows}:
+        raise FwembedError(list_path or directory,
+                           f"--test-corrupt-digest: no entry named {corrupt_digest!r}")
     out.check_usable()
 
     out.create()
     for blob in blobs:
-        if not (out.path / f"{blob.stem}.bin").is_file() or \
+        if blob.stored is not None:
+            out.write_bytes(f"{blob.stem}.bin", blob.stored)
+        elif not (out.path / f"{blob.stem}.bin").is_file() or \
                 os.path.getsize(out.path / f"{blob.stem}.bin") != blob.stored_size:
             out.write_with(f"{blob.stem}.bin",
                            lambda tmp, b=blob: copy_checked(b.entry, b.sha256, tmp))
         out.write_text(f"{blob.stem}.S", emit.blob_source(blob))
-    out.write_text("table.S", emit.table_source(rows))
+    out.write_text("table.S", emit.table_source(rows, corrupt_digest))
     out.write_text("objects.mk", emit.objects_mk(blobs))
     out.write_text("names.txt", emit.names(rows))
     out.write_text("manifest.json", emit.manifest(rows, installed))

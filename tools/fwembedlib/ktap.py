@@ -6,8 +6,10 @@ result line::
     # size=256 sha256=40af...c9 name="fwembed/ramp-256.bin"
     ok 3 request
 
-or, when the request failed, ``# error=-2 name="..."`` and ``not ok``. Two
-more results check error paths. Names come last on the diagnostic line, in
+or, when the request failed, ``# error=-2 name="..."`` and ``not ok``. When
+the boot's filesystem holds fw_builtin_selftest.list, the names it lists are
+requested next and reported the same way. Two more results check error
+paths. Names come last on the diagnostic line, in
 double quotes; they cannot contain a double quote themselves. Other kernel
 messages may be interleaved and are ignored.
 """
@@ -18,6 +20,7 @@ import re
 SUITE = "fw_builtin_selftest"
 TIMESTAMP_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 HEADER_RE = re.compile(r"# " + SUITE + r": (\d+) built-in entries\Z")
+LISTED_RE = re.compile(r"# " + SUITE + r": (\d+) names from fw_builtin_selftest\.list\Z")
 PLAN_RE = re.compile(r"1\.\.(\d+)\Z")
 RESULT_RE = re.compile(r"(not )?ok (\d+) (\S+)(?: # (SKIP.*))?\Z")
 DIAG_OK_RE = re.compile(r'# size=(\d+) sha256=([0-9a-f]{64}) name="(.*)"\Z')
@@ -48,6 +51,7 @@ class SelftestLog:
     """What the self-test printed; ``complete`` once its totals line is seen."""
 
     entry_count: int = None
+    listed_count: int = 0
     plan: int = None
     entries: list = dataclasses.field(default_factory=list)
     checks: list = dataclasses.field(default_factory=list)
@@ -72,8 +76,9 @@ class SelftestLog:
         results = len(self.entries) + len(self.checks)
         if self.plan is not None and results != self.plan:
             found.append(f"plan announced {self.plan} results, log has {results}")
-        if len(self.entries) != self.entry_count:
-            found.append(f"{self.entry_count} entries announced, {len(self.entries)} reported")
+        announced = self.entry_count + self.listed_count
+        if len(self.entries) != announced:
+            found.append(f"{announced} entries announced, {len(self.entries)} reported")
         return found
 
 
@@ -101,6 +106,8 @@ def parse(lines):
             continue
         if (match := PLAN_RE.match(line)) and log.plan is None:
             log.plan = int(match.group(1))
+        elif (match := LISTED_RE.match(line)) and log.plan is None:
+            log.listed_count = int(match.group(1))
         elif match := DIAG_OK_RE.match(line):
             pending = EntryResult(0, True, name=match.group(3), size=int(match.group(1)),
                                   sha256=match.group(2))

@@ -45,8 +45,11 @@ class OutDir:
 
     def write_text(self, name, text):
         """Write ``name`` unless it already holds ``text``. True if written."""
+        return self.write_bytes(name, text.encode())
+
+    def write_bytes(self, name, data):
+        """Write ``name`` unless it already holds ``data``. True if written."""
         dest = self.path / name
-        data = text.encode()
         try:
             if dest.read_bytes() == data:
                 return False

@@ -29,30 +29,51 @@ def builtin_entries(manifest_entries):
     return [e for e in manifest_entries if e.get("builtin", True)]
 
 
+def expected_entries(manifest_entries, log):
+    """What the kernel must report: the built-in entries, and the installed
+    ones too when the boot's filesystem listed them for the self-test."""
+    if log.listed_count:
+        return list(manifest_entries)
+    return builtin_entries(manifest_entries)
+
+
+def compare(want, got):
+    """Why ``got`` (one request's result) is not what the manifest promised."""
+    if not got.ok:
+        return f"request failed with error {got.error}" if got.error is not None \
+            else "request failed"
+    if got.size != want["size"]:
+        return f"size {got.size}, manifest says {want['size']}"
+    if got.sha256 != want["sha256"]:
+        return f"sha256 {got.sha256[:12]}, manifest says {want['sha256'][:12]}"
+    return ""
+
+
 def verdicts(manifest_entries, log):
-    """One Verdict per built-in manifest entry, then one per extra entry or check."""
-    manifest_entries = builtin_entries(manifest_entries)
+    """One Verdict per request of each expected manifest entry, then one per
+    extra entry or check.
+
+    A name may be requested twice: once from the built-in table and once
+    from the filesystem's list. Both must deliver the manifest's data,
+    since built-in firmware wins over a filesystem copy of the same name.
+    """
     reported = {}
     for result in log.entries:
-        reported.setdefault(result.name, result)
+        reported.setdefault(result.name, []).append(result)
     out = []
-    for want in manifest_entries:
-        got = reported.pop(want["name"], None)
-        why = ""
-        if got is None:
-            why = "not reported by the kernel"
-        elif not got.ok:
-            why = f"request failed with error {got.error}" if got.error is not None \
-                else "request failed"
-        elif got.size != want["size"]:
-            why = f"size {got.size}, manifest says {want['size']}"
-        elif got.sha256 != want["sha256"]:
-            why = f"sha256 {got.sha256[:12]}, manifest says {want['sha256'][:12]}"
-        out.append(Verdict(want["name"], not why, want["size"], want["sha256"], why))
-    for name, got in reported.items():
+    for want in expected_entries(manifest_entries, log):
+        results = reported.pop(want["name"], [])
+        if not results:
+            out.append(Verdict(want["name"], False, want["size"], want["sha256"],
+                               "not reported by the kernel"))
+        for got in results:
+            why = compare(want, got)
+            out.append(Verdict(want["name"], not why, want["size"], want["sha256"], why))
+    for name, results in reported.items():
         # Built in by other means (CONFIG_EXTRA_FIRMWARE): it must load.
-        out.append(Verdict(name, got.ok, got.size, got.sha256 or "",
-                           "" if got.ok else "request failed"))
+        for got in results:
+            out.append(Verdict(name, got.ok, got.size, got.sha256 or "",
+                               "" if got.ok else "request failed"))
     for check in log.checks:
         out.append(Verdict(f"[check] {check.description}", check.ok, None, "",
                            "" if check.ok else "check failed"))

@@ -2,5 +2,6 @@
 #include <linux/builtin_fw.h>
 
 	builtin_fw_entry "a.bin", fwembed_data_4fef9cffec13baaa, 4, 4, BUILTIN_FW_RAW, fwembed_sha256_4fef9cffec13baaa
+	builtin_fw_entry "a.bin.xz", fwembed_data_4fef9cffec13baaa_xz, 4, 56, BUILTIN_FW_XZ, fwembed_sha256_4fef9cffec13baaa_xz
 	builtin_fw_entry "b.bin", fwembed_data_4fef9cffec13baaa, 4, 4, BUILTIN_FW_RAW, fwembed_sha256_4fef9cffec13baaa
 	builtin_fw_entry "z y, x.bin", fwembed_data_f997199136b2191b, 0, 0, BUILTIN_FW_RAW, fwembed_sha256_f997199136b2191b

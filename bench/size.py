@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Resident size of built-in firmware: raw against xz, zstd and auto.
+
+For each compression setting it builds the versatile kernel with every file
+of a firmware directory built in (default /lib/firmware, which Debian's
+firmware-linux-free fills), boots it through 'make run' (which verifies
+every entry in QEMU), and measures what the firmware costs the kernel for
+as long as it runs, from the ELF objects that were linked into vmlinux:
+
+data     the stored bytes, with their alignment (the .rodata of every
+         blob-*.o, less its 32-byte digest)
+table    the struct builtin_fw entries (the .builtin_fw.* sections)
+names    the name strings (the .rodata of table.o)
+digests  one SHA-256 per stored form, for CONFIG_FW_LOADER_BUILTIN_VERIFY
+
+"resident" is data + table + names. The kernel's own view is the rodata
+figure of its boot "Memory:" line, in KiB. It prints one table and writes
+bench/results/size.json.
+"""
+
+import argparse
+import json
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
+
+SETTINGS = ("none", "xz", "zstd", "auto")
+OUT_NAME = "bench-size"
+DIGEST = 32
+MEMORY_RE = re.compile(r"Memory: .*?(\d+)K rodata")
+
+
+def section_sizes(path, predicate):
+    return sum(s.size for s in read_sections(path) if predicate(s.name))
+
+
+def measure_objects(generated):
+    """Sizes in bytes from the generated objects the kernel linked."""
+    blobs = sorted(generated.glob("blob-*.o"))
+    if not blobs:
+        raise SystemExit(f"bench: no blob objects in {generated}")
+    stored = sum(section_sizes(b, lambda n: n == ".rodata") for b in blobs)
+    table_o = generated / "table.o"
+    return {
+        "data": stored - DIGEST * len(blobs),
+        "digests": DIGEST * len(blobs),
+        "table": section_sizes(table_o, lambda n: n.startswith(".builtin_fw.")),
+        "names": section_sizes(table_o, lambda n: n == ".rodata"),
+        "blobs": len(blobs),
+    }
+
+
+def measure(make, fwdir, setting):
+    cmd = shlex.split(make) + ["-C", str(ROOT), "run", f"OUT_NAME={OUT_NAME}",
+                               f"FIRMWARE_DIR={fwdir}", f"COMPRESS={setting}"]
+    print(f"  BENCH   {shlex.join(cmd)}", flush=True)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
+        raise SystemExit(f"bench: make run failed for COMPRESS={setting}")
+    out = ROOT / "build" / OUT_NAME
+    manifest = [e for e in json.loads((out / "fw" / "manifest.json").read_text())["entries"]
+                if e.get("builtin", True)]
+    row = measure_objects(out / "linux" / "drivers/base/firmware_loader/builtin/generated")
+    row["entries"] = len(manifest)
+    row["raw"] = sum(e["size"] for e in manifest)
+    # Stored bytes in the image: once per stored form, however many names.
+    row["stored"] = sum({e["blob"]: e["stored_size"] for e in manifest}.values())
+    row["resident"] = row["data"] + row["table"] + row["names"]
+    memory = MEMORY_RE.search((out / "console.log").read_text(errors="replace"))
+    if not memory:
+        raise SystemExit(f"bench: no Memory: line in {out / 'console.log'}")
+    row["rodata_kib"] = int(memory.group(1))
+    return row
+
+
+def table(rows):
+    lines = ["compress  entries  raw bytes  stored  data+align  table  names  resident"
+             "  % of raw  digests  boot rodata",
+             "--------  -------  ---------  ------  ----------  -----  -----  --------"
+             "  --------  -------  -----------"]
+    for setting, r in rows.items():
+        lines.append(f"{setting:<8}  {r['entries']:>7}  {r['raw']:>9}  {r['stored']:>6}  "
+                     f"{r['data']:>10}  {r['table']:>5}  {r['names']:>5}  {r['resident']:>8}  "
+                     f"{100 * r['resident'] / r['raw']:>7.1f}%  {r['digests']:>7}  "
+                     f"{r['rodata_kib']:>9} K")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--make", default="make")
+    parser.add_argument("--firmware-dir", default="/lib/firmware")
+    args = parser.parse_args()
+    rows = {setting: measure(args.make, args.firmware_dir, setting) for setting in SETTINGS}
+    print(table(rows))
+    dest = ROOT / "bench" / "results" / "size.json"
+    dest.write_text(json.dumps({"firmware_dir": args.firmware_dir, "unit": "bytes",
+                                "results": rows}, indent=2) + "\n")
+    print(f"  WROTE   {dest}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""fwembed gen with compression: every compress= value, defaults, round trips.
+
+The stored bytes are decoded again with Debian's own xz and zstd commands,
+which must give back the original file.
+"""
+
+import json
+import lzma
+import subprocess
+
+import pytest
+
+from conftest import run_fwembed, write_list
+from fwembedlib.compress import auto_keeps
+
+TEXT = b"fwembed compresses this line well. " * 64
+
+
+@pytest.fixture
+def src(fwtree):
+    (fwtree / "text.bin").write_bytes(TEXT)
+    return fwtree
+
+
+def gen(list_path, out, *extra):
+    result = run_fwembed("gen", "-q", "--list", list_path, "--out", out, *extra)
+    assert result.returncode == 0, result.stderr
+    entries = json.loads((out / "manifest.json").read_text())["entries"]
+    return {e["name"]: e for e in entries}
+
+
+def stored(out, entry):
+    return (out / f"{entry['blob']}.bin").read_bytes()
+
+
+def decode(tool, data):
+    return subprocess.run([tool, "-d", "-c", "-q"], input=data, capture_output=True,
+                          check=True).stdout
+
+
+@pytest.mark.parametrize("method", ["xz", "zstd"])
+def test_round_trip_through_the_real_decoder(src, tmp_path, method):
+    """xz and zstd entries decode with the xz and zstd commands to the original bytes."""
+    names = ["empty.bin", "one.bin", "seven.bin", "ramp.bin", "text.bin"]
+    path = write_list(src, "".join(f"{n} {n} compress={method}\n" for n in names))
+    entries = gen(path, tmp_path / "out")
+    for name in names:
+        entry = entries[name]
+        assert entry["compression"] == method
+        data = stored(tmp_path / "out", entry)
+        assert len(data) == entry["stored_size"]
+        assert decode(method, data) == (src / name).read_bytes(), name
+
+
+def test_none_stores_the_file_itself(src, tmp_path):
+    """compress=none stores the bytes as they are."""
+    path = write_list(src, "t text.bin compress=none\n")
+    entry = gen(path, tmp_path / "out")["t"]
+    assert (entry["compression"], entry["stored_size"]) == ("none", len(TEXT))
+    assert stored(tmp_path / "out", entry) == TEXT
+
+
+def test_xz_stream_uses_crc32_and_lzma2_only(src, tmp_path):
+    """The .xz container carries a CRC32 check and one LZMA2 filter, as lib/xz needs."""
+    path = write_list(src, "t text.bin compress=xz\n")
+    data = stored(tmp_path / "out", gen(path, tmp_path / "out")["t"])
+    # Stream flags (bytes 6-7): 0x00 then the check ID; 0x01 is CRC32.
+    assert data[:6] == b"\xfd7zXZ\x00" and data[6:8] == b"\x00\x01"
+    info = subprocess.run(["xz", "--robot", "--list", "-vv", "-"], input=data,
+                          capture_output=True, check=False)
+    if info.returncode != 0:  # older xz cannot list stdin; use a file
+        (tmp_path / "t.xz").write_bytes(data)
+        info = subprocess.run(["xz", "--robot", "--list", "-vv", tmp_path / "t.xz"],
+                              capture_output=True, check=True)
+    blocks = [line for line in info.stdout.decode().splitlines() if line.startswith("block")]
+    assert blocks and all(line.split("\t")[-1].startswith("--lzma2=") for line in blocks)
+    assert lzma.decompress(data) == TEXT
+
+
+def test_zstd_frame_records_the_content_size(src, tmp_path):
+    """The zstd frame header holds the content size, which lib/zstd can check."""
+    path = write_list(src, "t text.bin compress=zstd\n")
+    data = stored(tmp_path / "out", gen(path, tmp_path / "out")["t"])
+    (tmp_path / "t.zst").write_bytes(data)
+    info = subprocess.run(["zstd", "-lv", tmp_path / "t.zst"], capture_output=True,
+                          text=True, check=True).stdout
+    assert f"Decompressed Size: {len(TEXT) / 1024:.2f} KiB ({len(TEXT)} B)" in info
+    assert "Check: XXH64" in info
+
+
+def test_auto_picks_the_smaller_encoding(src, tmp_path):
+    """auto stores compressible data in whichever of xz and zstd is smaller."""
+    path = write_list(src, "t text.bin compress=auto\nx text.bin compress=xz\n"
+                           "z text.bin compress=zstd\n")
+    entries = gen(path, tmp_path / "out")
+    smaller = min(("xz", "zstd"), key=lambda m: (entries[m[0]]["stored_size"], m))
+    assert entries["t"]["compression"] == smaller
+    assert entries["t"]["stored_size"] == entries[smaller[0]]["stored_size"]
+
+
+def test_auto_stores_incompressible_data_raw(src, tmp_path):
+    """auto keeps data raw when compression saves less than one eighth."""
+    path = write_list(src, "r ramp.bin compress=auto\ns seven.bin compress=auto\n")
+    entries = gen(path, tmp_path / "out")
+    assert entries["r"]["compression"] == "none"
+    assert entries["s"]["compression"] == "none"
+
+
+def test_auto_threshold_is_one_eighth():
+    """Compressed data is kept at 7/8 of the size or less, not above."""
+    assert auto_keeps(800, 700)
+    assert not auto_keeps(800, 701)
+
+
+def test_list_default_applies_below_it(src, tmp_path):
+    """A %default line sets compress= for the entries after it."""
+    path = write_list(src, "a text.bin\n%default compress=xz\nb text.bin\n"
+                           "c text.bin compress=zstd\n%default compress=none\nd text.bin\n")
+    entries = gen(path, tmp_path / "out")
+    assert [entries[n]["compression"] for n in "abcd"] == ["none", "xz", "zstd", "none"]
+
+
+def test_command_line_default_fills_in(src, tmp_path):
+    """--compress applies to entries that neither the line nor a %default set."""
+    path = write_list(src, "a text.bin\nb text.bin compress=none\n"
+                           "%default compress=zstd\nc text.bin\n")
+    entries = gen(path, tmp_path / "out", "--compress", "xz")
+    assert [entries[n]["compression"] for n in "abc"] == ["xz", "none", "zstd"]
+
+
+def test_directory_mode_takes_the_command_line_default(src, tmp_path):
+    """FIRMWARE_DIR runs (--dir) compress every file as --compress says."""
+    out = tmp_path / "out"
+    result = run_fwembed("gen", "-q", "--dir", src, "--out", out, "--compress", "zstd")
+    assert result.returncode == 0, result.stderr
+    entries = json.loads((out / "manifest.json").read_text())["entries"]
+    assert {e["compression"] for e in entries} == {"zstd"}
+
+
+def test_one_file_in_two_encodings(src, tmp_path):
+    """One file under two names with different compression: two stored forms, one digest."""
+    path = write_list(src, "a text.bin compress=xz\nb text.bin compress=zstd\n"
+                           "c text.bin\n")
+    entries = gen(path, tmp_path / "out")
+    assert len({entries[n]["blob"] for n in "abc"}) == 3
+    assert len({entries[n]["sha256"] for n in "abc"}) == 1
+    mk = (tmp_path / "out" / "objects.mk").read_text()
+    assert "builtin-fw-compression := xz zstd\n" in mk
+
+
+def test_table_records_compression_and_stored_size(src, tmp_path):
+    """table.S gives each entry its size, stored size and BUILTIN_FW_* encoding."""
+    path = write_list(src, "a text.bin compress=xz\n")
+    entry = gen(path, tmp_path / "out")["a"]
+    table = (tmp_path / "out" / "table.S").read_text()
+    assert f", {len(TEXT)}, {entry['stored_size']}, BUILTIN_FW_XZ, " in table
+
+
+def test_compression_is_deterministic(src, tmp_path):
+    """Two runs store byte-identical compressed data."""
+    path = write_list(src, "a text.bin compress=xz\nb text.bin compress=zstd\n")
+    first = gen(path, tmp_path / "one")
+    second = gen(path, tmp_path / "two")
+    for name in "ab":
+        assert stored(tmp_path / "one", first[name]) == stored(tmp_path / "two", second[name])
+
+
+def test_unknown_compress_value_names_the_line(src, tmp_path):
+    """compress=gzip is refused with the list's path and line."""
+    path = write_list(src, "a text.bin\nb text.bin compress=gzip\n")
+    result = run_fwembed("gen", "--list", path, "--out", tmp_path / "out")
+    assert result.returncode == 1
+    assert f"{path}:2: error: compress='gzip': expected one of none, xz, zstd, auto" in \
+        result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_corrupt_digest_switch_changes_only_the_table(src, tmp_path):
+    """--test-corrupt-digest flips one bit of one entry's digest in table.S only."""
+    path = write_list(src, "a text.bin\nb text.bin\n")
+    good = gen(path, tmp_path / "good")
+    bad = gen(path, tmp_path / "bad", "--test-corrupt-digest", "b")
+    assert good == bad
+    table = (tmp_path / "bad" / "table.S").read_text()
+    assert "fwembed_test_corrupt_digest:\n" in table
+    assert table.count("fwembed_test_corrupt_digest") == 2
+    line = [ln for ln in table.splitlines() if ln.startswith('\tbuiltin_fw_entry "b"')][0]
+    assert line.endswith("fwembed_test_corrupt_digest")
+    flipped = "%02x" % (int(good["b"]["sha256"][:2], 16) ^ 1)
+    assert f"\t.byte 0x{flipped}, " in table
