@@ -92,6 +92,8 @@ CASES = [
     list_case("%default compress=xz\n%deflaut compress=xz\na one.bin\n", 2,
               "unknown directive '%deflaut': expected %default"),
     list_case("%default\na one.bin\n", 1, "%default needs at least one OPTION"),
+    list_case("a one.bin install=yes compress=xz\n", 1,
+              "compress= does not apply to an install=yes entry"),
     list_case("%default colour=red\na one.bin\n", 1, "unknown option 'colour'"),
     dir_case(symlink("../src/one.bin", "escape.bin"), "/escape.bin", "symlink points outside"),
     dir_case(loop, "/loop-a", "symlink cannot be resolved: Too many levels"),

@@ -133,7 +133,11 @@ def parse_line(text, list_path, lineno, defaults):
     source = unquote(fields[1], where, "source")
     if source == "":
         raise FwembedError(where, "empty source path")
-    options = {**defaults, **parse_options(fields[2:], where)}
+    own = parse_options(fields[2:], where)
+    options = {**defaults, **own}
+    if options.get("install") == "yes" and "compress" in own:
+        raise FwembedError(where, "compress= does not apply to an install=yes entry, "
+                                  "which is not stored in the kernel image")
     path = pathlib.Path(list_path).parent / source
     source_key = os.path.normpath(source)
     return Entry(name=name, source=source_key, path=path, where=where,
