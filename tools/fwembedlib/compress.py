@@ -6,7 +6,9 @@ The stored bytes must be accepted by Linux 6.1's ``lib/xz`` and
 xz
     Python's ``lzma``: the .xz container with a CRC32 check and a single
     LZMA2 filter (``lib/xz`` has no CRC64 or SHA-256 checks and the kernel
-    enables no BCJ filter for firmware). Preset 9 extreme. The dictionary is the
+    enables no BCJ filter for firmware). Preset 9 (the "extreme" variant
+    saved 0.5% on firmware-linux-free but made a 16 KiB register table 2.2
+    times larger, so it is not used). The dictionary is the
     smallest power of two that holds the whole file, at least 4 KiB and at
     most 64 MiB: a larger one cannot help, and the kernel decodes in
     single-call mode, where the output buffer is the dictionary.
@@ -50,8 +52,7 @@ def xz_dict_size(size):
 
 
 def compress_xz(data):
-    filters = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME,
-                "dict_size": xz_dict_size(len(data))}]
+    filters = [{"id": lzma.FILTER_LZMA2, "preset": 9, "dict_size": xz_dict_size(len(data))}]
     return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32, filters=filters)
 
 
