@@ -45,12 +45,18 @@ def sh(cmd, cwd, **kw):
 
 def kmake(tree, out, *targets):
     cross = "arm-linux-gnueabi-"
-    cc = f"ccache {cross}gcc" if shutil.which("ccache") else f"{cross}gcc"
+    ccache = []
+    if shutil.which("ccache"):
+        # As the Makefile does: the same command lines as the board's build
+        # (build/series/versatile/linux sits as deep as build/versatile/linux),
+        # so a cold run compiles most objects once, not twice.
+        ccache = [f"CC=ccache {cross}gcc",
+                  f"KCPPFLAGS=-fmacro-prefix-map={os.path.relpath(tree, out)}/="]
     env = dict(os.environ, CCACHE_BASEDIR=str(ROOT), KBUILD_BUILD_TIMESTAMP="fwembed",
                KBUILD_BUILD_USER="fwembed", KBUILD_BUILD_HOST="fwembed")
     env.pop("MAKEFLAGS", None)
     return sh(["make", "-C", tree, f"O={out}", "ARCH=arm", f"CROSS_COMPILE={cross}",
-               f"CC={cc}", f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
+               *ccache, f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
 
 
 def configure(tree, out, fragment):
