@@ -76,7 +76,7 @@ endif
 
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
-.PHONY: help run kernel fw config tree deps board-check initramfs kunit bench check test-quick \
+.PHONY: help run kernel fw config tree deps board-check initramfs kunit bench stress check test-quick \
 	firmware_install report nofw-kernel clean distclean
 
 help:
@@ -95,6 +95,7 @@ help:
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
 	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries, and the resident'
 	@echo '                 size of firmware-linux-free raw and compressed; writes bench/results/'
+	@echo '  stress         fuzz the generator (10,000 Hypothesis examples per test)'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -120,7 +121,13 @@ help:
 deps:
 	$(Q)scripts/install-deps $(BUILD_PACKAGES)
 
-board-check: deps
+board-# Stress tests. Today: fuzzing the generator with 10,000 Hypothesis examples
+# per test. The sanitizer kernel of the plan is not there yet.
+stress: deps
+	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
+
+check: deps
 	$(Q)$(FWEMBED) board $(BOARD_DIR) >/dev/null
 	$(Q)scripts/install-deps $(BOARD_PACKAGES)
 

@@ -88,6 +88,9 @@ CASES = [
     list_case("a one.bin\nb\xe9 one.bin\n", 2, "non-ASCII byte in firmware list"),
     list_case("# nothing here\n\n", None, "firmware list has no entries"),
     list_case('a ""\n', 1, "empty source path"),
+    # Found by the generator fuzzer (make stress): a source name too long
+    # for the filesystem ended in a traceback.
+    list_case("a " + "x" * 300 + "\n", 1, "File name too long"),
     list_case("a one.bin compress=lz4\n", 1, "compress='lz4': expected one of none, xz"),
     list_case("%default compress=xz\n%deflaut compress=xz\na one.bin\n", 2,
               "unknown directive '%deflaut': expected %default"),

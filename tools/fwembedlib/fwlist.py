@@ -34,6 +34,7 @@ The same SOURCE may be listed under several names; its data is stored once.
 import os
 import pathlib
 import re
+import stat
 
 from .entry import Entry
 from .compress import METHODS
@@ -180,8 +181,12 @@ def check_source(entry):
 
     Whether it can be read shows when it is hashed, with the same location.
     """
-    if not entry.path.is_file():
-        kind = "a directory" if entry.path.is_dir() else "not a regular file"
-        if not entry.path.exists():
-            kind = "no such file"
+    try:
+        mode = entry.path.stat().st_mode
+    except FileNotFoundError:
+        raise FwembedError(entry.where, f"source {entry.source!r}: no such file") from None
+    except OSError as err:
+        raise FwembedError(entry.where, f"source {entry.source!r}: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise FwembedError(entry.where, f"source {entry.source!r}: {kind}")
