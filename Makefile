@@ -121,13 +121,7 @@ help:
 deps:
 	$(Q)scripts/install-deps $(BUILD_PACKAGES)
 
-board-# Stress tests. Today: fuzzing the generator with 10,000 Hypothesis examples
-# per test. The sanitizer kernel of the plan is not there yet.
-stress: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
-	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
-
-check: deps
+board-check: deps
 	$(Q)$(FWEMBED) board $(BOARD_DIR) >/dev/null
 	$(Q)scripts/install-deps $(BOARD_PACKAGES)
 
@@ -242,6 +236,12 @@ bench: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
 	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
 	$(Q)$(PYTHON) bench/size.py --make "$(MAKE)"
+
+# Stress tests. Today: fuzzing the generator with 10,000 Hypothesis examples
+# per test. The sanitizer kernel of the plan is not there yet.
+stress: deps
+	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
 
 check: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
