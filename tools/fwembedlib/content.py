@@ -39,13 +39,18 @@ def copy_checked(entry, sha256, dest):
         raise FwembedError(entry.where, f"source {entry.source!r} changed while it was read")
 
 
-def read_checked(entry, sha256):
-    """Return an entry's data; fail if it no longer has ``sha256``."""
+def read_file(entry):
+    """Return an entry's data, for the entries that are compressed."""
     try:
         with open(entry.path, "rb") as src:
-            data = src.read()
+            return src.read()
     except OSError as err:
         raise FwembedError(entry.where, f"source {entry.source!r}: {err.strerror}") from None
+
+
+def read_checked(entry, sha256):
+    """Return an entry's data; fail if it no longer has ``sha256``."""
+    data = read_file(entry)
     if hashlib.sha256(data).hexdigest() != sha256:
         raise FwembedError(entry.where, f"source {entry.source!r} changed while it was read")
     return data

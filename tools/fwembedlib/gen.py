@@ -8,12 +8,13 @@ written output directory, and the outputs of an earlier good run survive.
 """
 
 import dataclasses
+import hashlib
 import os
 import pathlib
 
 from . import emit
 from .compress import encode
-from .content import copy_checked, digest_file, read_checked
+from .content import copy_checked, digest_file, read_checked, read_file
 from .errors import FwembedError
 from .fwlist import read_list
 from .scan import scan_dir
@@ -54,12 +55,19 @@ def collect(entries, compress="none"):
     by_source = {}
     encoded = {}
     for entry in entries:
-        if entry.source not in by_source:
-            by_source[entry.source] = digest_file(entry)
-        sha256, size = by_source[entry.source]
         method = entry.compress or compress
+        data = None
+        if entry.source not in by_source:
+            if method == "none":
+                by_source[entry.source] = digest_file(entry)
+            else:
+                # Read once: the bytes hashed are the bytes compressed.
+                data = read_file(entry)
+                by_source[entry.source] = hashlib.sha256(data).hexdigest(), len(data)
+        sha256, size = by_source[entry.source]
         if (sha256, method) not in encoded:
-            data = read_checked(entry, sha256) if method != "none" else None
+            if method != "none" and data is None:
+                data = read_checked(entry, sha256)
             encoded[sha256, method] = encode(data, method, entry.where)
         encoding, stored = encoded[sha256, method]
         blob = blobs.get((sha256, encoding))
