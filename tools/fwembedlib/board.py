@@ -21,6 +21,8 @@ board.cfg keys (all required unless marked optional):
   cmdline        the kernel command line
   timeout        seconds the boot may take before it is stopped
   packages       (optional) Debian packages the board needs
+  uimage_load    (optional) load and entry address of the board's legacy
+                 uImage ('make uimage'), such as 0x00008000
 """
 
 import dataclasses
@@ -33,7 +35,7 @@ from .errors import FwembedError
 FILES = ("board.cfg", "kernel.config", "firmware.list")
 REQUIRED = ("description", "arch", "cross_compile", "defconfig", "image", "dtb",
             "qemu", "cmdline", "timeout")
-OPTIONAL = ("packages",)
+OPTIONAL = ("packages", "uimage_load")
 LINE_RE = re.compile(r"([a-z_]+)\s*=\s*(.*?)\s*\Z")
 
 
