@@ -20,12 +20,24 @@ BOARD_DEFCONFIG := $(call board-get,defconfig)
 BOARD_IMAGE := $(call board-get,image)
 BOARD_DTB := $(call board-get,dtb)
 BOARD_PACKAGES := $(call board-get,packages)
+BOARD_BOOT := $(or $(call board-get,boot),kernel)
 
 # OUT_NAME names the build directory; make bench uses its own.
 OUT_NAME ?= $(BOARD_NAME)
 OUT := $(BUILD)/$(OUT_NAME)
 KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
+KERNEL_IMAGE := $(KOUT)/$(BOARD_IMAGE)
+# The device tree: built with the kernel, made by QEMU (dtb = qemu), or none.
+DTB_FILE := $(if $(filter none,$(BOARD_DTB)),,$(if $(filter qemu,$(BOARD_DTB)),$(OUT)/qemu.dtb,$(KOUT)/$(BOARD_DTB)))
+KERNEL_DTB_TARGET := $(if $(filter none qemu,$(BOARD_DTB)),,$(notdir $(BOARD_DTB)))
+# U-Boot images: a legacy uImage, a FIT (kernel, device tree, initramfs), and
+# for boards that boot through U-Boot, the disk it boots from.
+UIMAGE := $(OUT)/uImage
+FIT := $(OUT)/image.fit
+UBOOT_DISK := $(OUT)/disk.img
+# mkimage stamps images with SOURCE_DATE_EPOCH: the same inputs give the same image.
+SOURCE_DATE_EPOCH ?= 0
 
 FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
 # make firmware_install: where the entries marked install=yes go
@@ -64,7 +76,10 @@ KMAKE = $(call kmake,$(KOUT))
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
 	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
 CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
-	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm
+	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES)
+# mkimage and the device tree compiler it runs for FIT images; mtools for the
+# boot disk; Debian's U-Boot builds for QEMU.
+UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools u-boot-qemu
 
 ifeq ($(V),1)
 Q :=
@@ -77,14 +92,15 @@ endif
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 .PHONY: help run kernel fw config tree deps board-check initramfs kunit bench stress check test-quick \
-	firmware_install report nofw-kernel clean distclean
+	firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
 	@echo
 	@echo 'Targets:'
 	@echo '  run            build the kernel for BOARD with its firmware and boot it in QEMU;'
-	@echo '                 every firmware entry is requested and checked (exit 1 if any fails)'
+	@echo '                 every firmware entry is requested and checked (exit 1 if any fails);'
+	@echo '                 a boot = uboot board boots its FIT through U-Boot from a disk image'
 	@echo '  kernel         build the kernel image and dtb only'
 	@echo '  fw             generate the firmware table into build/BOARD/fw only'
 	@echo '  firmware_install  install the entries marked install=yes (INSTALL_FW_ALL=1: every'
@@ -92,6 +108,10 @@ help:
 	@echo '  report         one row per firmware entry (sizes, digest, license, built in or not),'
 	@echo '                 totals, and vmlinux growth over a build without firmware;'
 	@echo '                 writes build/BOARD/report.json'
+	@echo '  uimage         wrap the kernel as a legacy U-Boot uImage at the board'"'"'s kernel_load:'
+	@echo '                 build/BOARD/uImage'
+	@echo '  fit            build a FIT image (kernel, device tree, test initramfs, sha256 hashes):'
+	@echo '                 build/BOARD/image.fit, its source image.fit.its; prints mkimage -l'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
 	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries, and the resident'
 	@echo '                 size of firmware-linux-free raw and compressed; writes bench/results/'
@@ -157,8 +177,8 @@ $(KOUT)/.config: $(FRAGMENTS) $(TREE)/.fwembed-tree
 		{ mv $@ $@.rejected; exit 1; }
 
 kernel: config
-	$(quiet) '  MAKE    $(subst $(MAKE),make,$(KMAKE)) $(notdir $(BOARD_IMAGE)) $(notdir $(BOARD_DTB))'
-	$(Q)$(KMAKE) $(notdir $(BOARD_IMAGE)) $(if $(filter-out none,$(BOARD_DTB)),$(notdir $(BOARD_DTB)))
+	$(quiet) '  MAKE    $(subst $(MAKE),make,$(KMAKE)) $(notdir $(BOARD_IMAGE)) $(KERNEL_DTB_TARGET)'
+	$(Q)$(KMAKE) $(notdir $(BOARD_IMAGE)) $(KERNEL_DTB_TARGET)
 
 # The test initramfs: a static init that prints the debugfs listing and
 # reboots, packed by the kernel's own gen_init_cpio, followed by the
@@ -183,11 +203,42 @@ initramfs: kernel
 		cat $(INITRAMFS_BASE) $(TESTFS).cpio > $(INITRAMFS); \
 	else cp $(INITRAMFS_BASE) $(INITRAMFS); fi
 
-run: initramfs
-	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KOUT)/$(BOARD_IMAGE) \
-		$(if $(filter-out none,$(BOARD_DTB)),--dtb $(KOUT)/$(BOARD_DTB)) \
+# A board with boot = uboot runs U-Boot in QEMU, which boots the FIT from the
+# boot disk; any other board's kernel is loaded by QEMU itself.
+run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
+	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) \
+		$(if $(filter uboot,$(BOARD_BOOT)),--disk $(UBOOT_DISK),$(if $(DTB_FILE),--dtb $(DTB_FILE))) \
 		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log \
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
+
+uboot-deps:
+	$(Q)scripts/install-deps $(UBOOT_PACKAGES)
+
+# The device tree QEMU makes for a dtb = qemu board, written once per kernel.
+dtb: kernel
+ifeq ($(BOARD_DTB),qemu)
+	$(Q)if [ ! -f $(DTB_FILE) ] || [ $(BOARD_DIR)/board.cfg -nt $(DTB_FILE) ]; then \
+		echo '  DTB     $(DTB_FILE:$(CURDIR)/%=%) (QEMU dumpdtb)'; \
+		$(FWEMBED) dumpdtb --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) --out $(DTB_FILE) \
+			>/dev/null; fi
+endif
+
+uimage: kernel uboot-deps
+	$(quiet) '  UIMAGE  $(UIMAGE:$(CURDIR)/%=%)'
+	$(Q)SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(FWEMBED) uimage --board $(BOARD_DIR) \
+		--kernel $(KERNEL_IMAGE) --out $(UIMAGE)
+
+fit: initramfs dtb uboot-deps
+	$(quiet) '  FIT     $(FIT:$(CURDIR)/%=%)'
+	$(Q)SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(FWEMBED) fit --board $(BOARD_DIR) \
+		--kernel $(KERNEL_IMAGE) $(if $(DTB_FILE),--dtb $(DTB_FILE)) --initrd $(INITRAMFS) \
+		--out $(FIT) $(if $(filter 1,$(V)),,>/dev/null)
+	$(Q)mkimage -l $(FIT)
+
+uboot-disk: fit
+	$(quiet) '  DISK    $(UBOOT_DISK:$(CURDIR)/%=%) (boot.scr, image.fit)'
+	$(Q)SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(FWEMBED) uboot-disk --board $(BOARD_DIR) \
+		--fit $(FIT) --out $(UBOOT_DISK) $(if $(filter 1,$(V)),,>/dev/null)
 
 # The same kernel without firmware (CONFIG_FW_LOADER_GENERATED_DIR=""), which
 # 'make report' measures vmlinux growth against. Its build directory starts

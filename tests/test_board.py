@@ -1,6 +1,7 @@
 """Board folders and config fragment checks."""
 
 import shutil
+import subprocess
 
 import pytest
 
@@ -87,3 +88,71 @@ def test_merge_replaces_overridden_lines(tmp_path):
     dotconfig.write_text("# CONFIG_A is not set\nCONFIG_B=y\nCONFIG_C=y\n")
     merge_fragments([frag], dotconfig)
     assert dotconfig.read_text() == "CONFIG_C=y\nCONFIG_A=y\n# CONFIG_B is not set\n"
+
+
+@pytest.mark.parametrize("name", ["versatile", "vexpress-a9", "virt64", "virt-uboot"])
+def test_every_shipped_board_loads(name):
+    """Each board folder in boards/ passes the checks 'make' runs first."""
+    result = run_fwembed("board", ROOT / "boards" / name)
+    assert result.returncode == 0, result.stderr
+    assert "description = " in result.stdout
+
+
+def test_boards_folder_holds_only_tested_boards():
+    """A new board folder must be added to the test lists above and in test_boards.py."""
+    assert sorted(p.name for p in (ROOT / "boards").iterdir() if p.is_dir()) == \
+        ["versatile", "vexpress-a9", "virt-uboot", "virt64"]
+
+
+def edit_cfg(board, old, new):
+    cfg = board / "board.cfg"
+    text = cfg.read_text()
+    assert old in text
+    cfg.write_text(text.replace(old, new))
+    return cfg
+
+
+def test_unknown_boot_method_is_named(board):
+    """boot = must be kernel or uboot."""
+    cfg = edit_cfg(board, "timeout = 120", "timeout = 120\nboot = pxe")
+    result = run_fwembed("board", board)
+    assert result.returncode == 1
+    assert result.stderr == f"{cfg}: error: boot 'pxe' is not one of kernel, uboot\n"
+
+
+def test_uboot_board_without_uboot_binary_names_the_keys(board):
+    """A U-Boot board needs the U-Boot binary and the kernel load address."""
+    cfg = edit_cfg(board, "kernel_load = 0x00008000", "boot = uboot")
+    result = run_fwembed("board", board)
+    assert result.returncode == 1
+    assert result.stderr == (f"{cfg}: error: board settings lack uboot, kernel_load, "
+                             "which boot = uboot needs\n")
+
+
+def test_uboot_board_qemu_command_needs_disk(board):
+    """A U-Boot board's QEMU command must take the U-Boot binary and the disk."""
+    cfg = edit_cfg(board, "timeout = 120", "timeout = 120\nboot = uboot\nuboot = /u-boot.bin")
+    result = run_fwembed("board", board)
+    assert result.returncode == 1
+    assert result.stderr == (f"{cfg}: error: qemu command lacks {{uboot}}, {{disk}}, which "
+                             "boot = uboot needs\n")
+
+
+def test_bad_kernel_load_is_named(board):
+    """kernel_load must be an address."""
+    cfg = edit_cfg(board, "kernel_load = 0x00008000", "kernel_load = 32k")
+    result = run_fwembed("board", board)
+    assert result.returncode == 1
+    assert result.stderr == (f"{cfg}: error: kernel_load '32k' is not an address such as "
+                             "0x00008000\n")
+
+
+def test_make_names_a_malformed_board_folder(tmp_path):
+    """make run with a board folder that lacks a file stops before any build."""
+    folder = tmp_path / "half-board"
+    folder.mkdir()
+    (folder / "board.cfg").write_text("description = half\n")
+    result = subprocess.run(["make", "-C", str(ROOT), "board-check", f"BOARD={folder}"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert f"{folder}: error: board folder lacks kernel.config, firmware.list" in result.stderr

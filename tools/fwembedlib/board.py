@@ -13,16 +13,22 @@ board.cfg keys (all required unless marked optional):
   cross_compile  the CROSS_COMPILE prefix
   defconfig      the kernel defconfig the fragment is merged over
   image          the kernel image to boot, relative to the kernel build dir
-  dtb            the device tree blob, relative to the kernel build dir,
-                 or 'none' for boards that need none
+  dtb            the device tree blob, relative to the kernel build dir;
+                 'qemu' when QEMU makes the machine's tree itself (a FIT
+                 then holds the tree QEMU dumps); 'none' for no tree at all
   qemu           the QEMU command; {kernel}, {dtb}, {initrd} and {cmdline}
                  are replaced by the image, the dtb, the test initramfs and
-                 the command line
+                 the command line; on a U-Boot board, {uboot} and {disk}
+                 by the U-Boot binary and the boot disk image
   cmdline        the kernel command line
   timeout        seconds the boot may take before it is stopped
   packages       (optional) Debian packages the board needs
-  uimage_load    (optional) load and entry address of the board's legacy
-                 uImage ('make uimage'), such as 0x00008000
+  kernel_load    (optional) load and entry address of the kernel in U-Boot
+                 images ('make uimage', 'make fit'), such as 0x00008000
+  boot           (optional) 'kernel' (the default): QEMU loads the kernel
+                 itself; 'uboot': QEMU runs U-Boot, which boots the FIT
+                 from the boot disk ('make run' builds both)
+  uboot          (with boot = uboot) the U-Boot binary QEMU runs
 """
 
 import dataclasses
@@ -35,7 +41,9 @@ from .errors import FwembedError
 FILES = ("board.cfg", "kernel.config", "firmware.list")
 REQUIRED = ("description", "arch", "cross_compile", "defconfig", "image", "dtb",
             "qemu", "cmdline", "timeout")
-OPTIONAL = ("packages", "uimage_load")
+OPTIONAL = ("packages", "kernel_load", "boot", "uboot")
+BOOT_METHODS = ("kernel", "uboot")
+PLACEHOLDERS = ("kernel", "dtb", "initrd", "cmdline", "uboot", "disk")
 LINE_RE = re.compile(r"([a-z_]+)\s*=\s*(.*?)\s*\Z")
 
 
@@ -51,16 +59,21 @@ class Board:
         return self.folder.name
 
     @property
+    def boot(self):
+        return self.settings.get("boot", "kernel")
+
+    @property
     def timeout(self):
         return float(self.settings["timeout"])
 
-    def qemu_command(self, kernel, dtb, cmdline=None, initrd=None):
+    def qemu_command(self, kernel, dtb, cmdline=None, initrd=None, disk=None):
         """The QEMU argument list, with the placeholders filled in.
 
         ``-initrd {initrd}`` is dropped when there is no initramfs to pass.
         """
         values = {"kernel": str(kernel), "dtb": str(dtb), "initrd": str(initrd or ""),
-                  "cmdline": cmdline or self.settings["cmdline"]}
+                  "cmdline": cmdline or self.settings["cmdline"],
+                  "uboot": self.settings.get("uboot", ""), "disk": str(disk or "")}
         args = shlex.split(self.settings["qemu"])
         if not initrd and "{initrd}" in args:
             at = args.index("{initrd}")
@@ -115,7 +128,31 @@ def load_board(folder):
     try:
         args = shlex.split(settings["qemu"])
         for arg in args:
-            arg.format(kernel="", dtb="", initrd="", cmdline="")
+            arg.format(**dict.fromkeys(PLACEHOLDERS, ""))
     except (ValueError, KeyError, IndexError) as err:
         raise FwembedError(cfg, f"qemu command cannot be used: {err}") from None
+    check_boot_method(cfg, settings)
     return Board(folder=folder.resolve(), settings=settings)
+
+
+def check_boot_method(cfg, settings):
+    """The settings a boot method needs, and the QEMU placeholders it fills."""
+    boot = settings.get("boot", "kernel")
+    if boot not in BOOT_METHODS:
+        raise FwembedError(cfg, f"boot {boot!r} is not one of " + ", ".join(BOOT_METHODS))
+    if "kernel_load" in settings:
+        try:
+            int(settings["kernel_load"], 0)
+        except ValueError:
+            raise FwembedError(cfg, f"kernel_load {settings['kernel_load']!r} is not an "
+                                    "address such as 0x00008000") from None
+    needed = {"kernel": ["{kernel}"], "uboot": ["{uboot}", "{disk}"]}[boot]
+    if boot == "uboot":
+        absent = [key for key in ("uboot", "kernel_load") if not settings.get(key)]
+        if absent:
+            raise FwembedError(cfg, "board settings lack " + ", ".join(absent) +
+                               ", which boot = uboot needs")
+    missing = [p for p in needed if p not in settings["qemu"]]
+    if missing:
+        raise FwembedError(cfg, f"qemu command lacks {', '.join(missing)}, which "
+                                f"boot = {boot} needs")

@@ -13,8 +13,9 @@ import sys
 import threading
 import time
 
-from . import ktap, listing
+from . import ktap, listing, ubootlog
 from .board import load_board
+from .errors import FwembedError
 from .verify import Verdict, builtin_entries, format_verdict, load_manifest, verdicts
 
 
@@ -47,7 +48,11 @@ def run_qemu(command, log_path, timeout):
 def boot_and_verify(args):
     board = load_board(args.board)
     manifest = load_manifest(args.manifest)
-    command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd)
+    disk = getattr(args, "disk", None)
+    if board.boot == "uboot" and not disk:
+        raise FwembedError(board.folder, "this board boots through U-Boot: "
+                                         "give its boot disk (--disk)")
+    command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd, disk=disk)
     command += shlex.split(args.qemu_extra)
     timeout = board.timeout * args.timeout_multiplier
     print(f"  QEMU    {shlex.join(command)}", flush=True)
@@ -57,6 +62,10 @@ def boot_and_verify(args):
 
     log = ktap.parse(lines)
     results = verdicts(manifest, log) if log.found else []
+    if board.boot == "uboot":
+        verified, detail = ubootlog.describe(lines)
+        results.insert(0, Verdict("[check] uboot_verified_fit_sha256", verified, None, "",
+                                  detail))
     if args.initrd:
         problems_found = listing.mismatches(manifest, listing.parse(lines))
         results.append(Verdict("[check] debugfs_listing_matches_manifest", not problems_found,

@@ -24,12 +24,24 @@ commands:
   cpio    pack the files below a folder as /lib/firmware of a test
           initramfs, with the self-test's list of them:
               fwembed cpio --dir DIR --out CPIO
+  uimage  wrap a kernel image as a legacy U-Boot uImage, loaded at the
+          board's kernel_load:
+              fwembed uimage --board DIR --kernel IMAGE --out UIMAGE
+  fit     write a FIT source (OUT.its: kernel, device tree, initramfs, each
+          with a sha256 hash) and build the FIT with mkimage:
+              fwembed fit --board DIR --kernel IMAGE [--dtb DTB] [--initrd CPIO] --out FIT
+  dumpdtb write the device tree QEMU makes for the board's machine:
+              fwembed dumpdtb --board DIR --out DTB [--kernel IMAGE] [--initrd CPIO]
+  uboot-disk
+          make the boot disk of a U-Boot board: an MBR disk with one FAT
+          partition holding boot.scr and the FIT (mtools, no root needed):
+              fwembed uboot-disk --board DIR --fit FIT --out DISK
   board   check a board folder and print its settings:
               fwembed board DIR
   boot    boot a kernel in QEMU as the board folder says, and check every
           firmware entry the self-test reports against the manifest:
               fwembed boot --board DIR --kernel IMAGE [--dtb DTB] [--initrd CPIO]
-                           --manifest JSON --log LOG
+                           [--disk DISK] --manifest JSON --log LOG
 
 Exit status: 0 on success, 1 on bad input or a failed check (the message
 reads "path[:line]: error: ..."), 2 on usage errors. --debug shows a
@@ -105,6 +117,30 @@ def build_parser():
     cpio.add_argument("--dir", metavar="DIR", required=True, help="the files to pack")
     cpio.add_argument("--out", metavar="CPIO", required=True, help="the archive to write")
 
+    uimage = sub.add_parser("uimage", help="make a legacy uImage", allow_abbrev=False)
+    uimage.add_argument("--board", metavar="DIR", required=True)
+    uimage.add_argument("--kernel", metavar="IMAGE", required=True)
+    uimage.add_argument("--out", metavar="UIMAGE", required=True)
+
+    fit = sub.add_parser("fit", help="make a FIT image", allow_abbrev=False)
+    fit.add_argument("--board", metavar="DIR", required=True)
+    fit.add_argument("--kernel", metavar="IMAGE", required=True)
+    fit.add_argument("--dtb", metavar="DTB")
+    fit.add_argument("--initrd", metavar="CPIO")
+    fit.add_argument("--out", metavar="FIT", required=True)
+
+    dumpdtb = sub.add_parser("dumpdtb", help="the device tree of a QEMU machine",
+                             allow_abbrev=False)
+    dumpdtb.add_argument("--board", metavar="DIR", required=True)
+    dumpdtb.add_argument("--kernel", metavar="IMAGE")
+    dumpdtb.add_argument("--initrd", metavar="CPIO")
+    dumpdtb.add_argument("--out", metavar="DTB", required=True)
+
+    disk = sub.add_parser("uboot-disk", help="make a U-Boot boot disk", allow_abbrev=False)
+    disk.add_argument("--board", metavar="DIR", required=True)
+    disk.add_argument("--fit", metavar="FIT", required=True)
+    disk.add_argument("--out", metavar="DISK", required=True)
+
     board = sub.add_parser("board", help="check a board folder", allow_abbrev=False)
     board.add_argument("folder", metavar="DIR")
 
@@ -113,6 +149,8 @@ def build_parser():
     boot.add_argument("--kernel", required=True)
     boot.add_argument("--dtb")
     boot.add_argument("--initrd", help="test initramfs; its debugfs listing is checked")
+    boot.add_argument("--disk", help="boot disk of a U-Boot board; U-Boot's FIT hash "
+                                     "checks are verified")
     boot.add_argument("--manifest", required=True)
     boot.add_argument("--log", required=True, help="console log file to write")
     boot.add_argument("--timeout-multiplier", type=float, default=1.0)
@@ -173,6 +211,19 @@ def run(args):
         from .cpio import write_archive
         write_archive(args.dir, args.out)
         return 0
+    if args.command in ("uimage", "fit", "dumpdtb", "uboot-disk"):
+        from . import uboot
+        from .board import load_board
+        board = load_board(args.board)
+        if args.command == "uimage":
+            uboot.make_uimage(board, args.kernel, args.out)
+        elif args.command == "fit":
+            uboot.make_fit(board, args.kernel, args.out, dtb=args.dtb, ramdisk=args.initrd)
+        elif args.command == "dumpdtb":
+            uboot.dump_qemu_dtb(board, args.out, kernel=args.kernel, initrd=args.initrd)
+        else:
+            uboot.make_disk(board, args.fit, args.out)
+        return 0
     if args.command == "board":
         from .board import load_board
         board = load_board(args.folder)
@@ -181,7 +232,8 @@ def run(args):
     if args.command == "boot":
         from .boot import boot_and_verify
         return boot_and_verify(args)
-    raise UsageError("a command is required (gen, install, report, import-config, config, board, boot)")
+    raise UsageError("a command is required (gen, install, report, import-config, config, "
+                     "cpio, uimage, fit, dumpdtb, uboot-disk, board, boot)")
 
 
 def main(argv=None):

@@ -1,0 +1,108 @@
+"""Every board boots: make run on each board folder, and U-Boot images.
+
+The versatile board's own tests are in test_run.py; these build and boot
+the other boards, and boot the versatile kernel as a uImage. Each board's
+kernel is built once, in build/<board>, shared with 'make run BOARD=...'.
+"""
+
+import hashlib
+import json
+import re
+import subprocess
+
+import pytest
+
+from conftest import FWEMBED, PYTHON, ROOT, make
+from fwembedlib.elf import read_sections
+
+pytestmark = pytest.mark.kernel
+BUILD = ROOT / "build"
+PASS_RE = re.compile(r"^  PASS  ", re.M)
+
+
+def assert_ok(result):
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+
+
+@pytest.mark.parametrize("board,checks", [("vexpress-a9", 14), ("virt64", 14),
+                                          ("virt-uboot", 15)])
+def test_make_run_verifies_every_entry_on_the_board(board, checks):
+    """make run BOARD=... boots the board and every sample entry passes."""
+    result = make("run", f"BOARD={board}")
+    assert_ok(result)
+    assert len(PASS_RE.findall(result.stdout)) == checks
+    assert f"{board}: 10 firmware entries and 1 installed" in result.stdout
+    assert f"{checks} checks passed, 0 failed" in result.stdout
+
+
+def test_virt64_table_uses_the_64_bit_layout():
+    """The arm64 kernel's table holds 64-bit entries: six 8-byte fields each."""
+    vmlinux = BUILD / "virt64" / "linux" / "vmlinux"
+    assert vmlinux.read_bytes()[4] == 2  # ELFCLASS64
+    table = {s.name: s for s in read_sections(vmlinux)}[".builtin_fw"]
+    manifest = json.loads((BUILD / "virt64" / "fw" / "manifest.json").read_text())
+    builtin = [e for e in manifest["entries"] if e["builtin"]]
+    assert table.size == len(builtin) * 6 * 8
+
+
+def test_virt_uboot_checked_every_fit_hash():
+    """U-Boot printed a passing sha256 check for the kernel, initramfs and tree."""
+    log = (BUILD / "virt-uboot" / "console.log").read_text(errors="replace")
+    assert len(re.findall(r"Verifying Hash Integrity \.\.\. sha256\+ OK", log)) == 3
+    assert log.index("Found U-Boot script /boot.scr") < log.index("Starting kernel ...")
+
+
+def test_virt_uboot_refuses_a_fit_with_a_flipped_bit(tmp_path):
+    """A disk whose FIT kernel has one flipped bit: U-Boot refuses it, the boot fails."""
+    out = BUILD / "virt-uboot"
+    disk = bytearray((out / "disk.img").read_bytes())
+    kernel = (out / "linux" / "arch" / "arm" / "boot" / "zImage").read_bytes()
+    chunk = kernel[len(kernel) // 2:len(kernel) // 2 + 64]
+    assert disk.count(chunk) == 1
+    disk[disk.index(chunk)] ^= 1
+    bad = tmp_path / "disk.img"
+    bad.write_bytes(disk)
+    result = subprocess.run(
+        [PYTHON, str(FWEMBED), "boot", "--board", str(ROOT / "boards" / "virt-uboot"),
+         "--kernel", "unused", "--disk", str(bad), "--initrd", str(out / "initramfs.cpio"),
+         "--manifest", str(out / "fw" / "manifest.json"), "--log", str(tmp_path / "log")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 1
+    assert "  FAIL                             [check] uboot_verified_fit_sha256  " \
+           "(Hash(es) for Image 0 (kernel): sha256 error!" in result.stdout
+    assert "Starting kernel" not in (tmp_path / "log").read_text(errors="replace")
+
+
+def test_versatile_boots_from_a_uimage():
+    """make uimage wraps the versatile zImage; QEMU boots it and every entry passes."""
+    assert_ok(make("uimage"))
+    out = BUILD / "versatile"
+    listing = subprocess.run(["mkimage", "-l", str(out / "uImage")], capture_output=True,
+                             text=True, check=True).stdout
+    assert "Image Type:   ARM Linux Kernel Image (uncompressed)" in listing
+    assert "Load Address: 00008000" in listing
+    result = subprocess.run(
+        [PYTHON, str(FWEMBED), "boot", "--board", str(ROOT / "boards" / "versatile"),
+         "--kernel", str(out / "uImage"),
+         "--dtb", str(out / "linux" / "arch" / "arm" / "boot" / "dts" / "versatile-pb.dtb"),
+         "--initrd", str(out / "initramfs.cpio"), "--manifest", str(out / "fw" / "manifest.json"),
+         "--log", str(out / "console-uimage.log")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert_ok(result)
+    assert "/uImage -dtb " in result.stdout
+    assert "14 checks passed, 0 failed" in result.stdout
+
+
+def test_make_fit_lists_kernel_dtb_and_initramfs_with_their_sha256():
+    """make fit: mkimage -l shows each image, hashed with the sha256 of its file."""
+    result = make("fit")
+    assert_ok(result)
+    out = BUILD / "versatile"
+    files = {"kernel": out / "linux" / "arch" / "arm" / "boot" / "zImage",
+             "fdt": out / "linux" / "arch" / "arm" / "boot" / "dts" / "versatile-pb.dtb",
+             "ramdisk": out / "initramfs.cpio"}
+    for number, (node, path) in enumerate(files.items()):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert re.search(rf"^ Image {number} \({node}\)\n(?:  .*\n)*?  Hash algo:    sha256\n"
+                         rf"  Hash value:   {digest}$", result.stdout, re.M), node
+    assert "Load Address: 0x00008000" in result.stdout
