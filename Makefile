@@ -75,11 +75,13 @@ KMAKE = $(call kmake,$(KOUT))
 # Debian packages: what every build needs, and what 'make check' needs too.
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
 	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
-CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
-	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES)
 # mkimage and the device tree compiler it runs for FIT images; mtools for the
 # boot disk; Debian's U-Boot builds for QEMU.
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools u-boot-qemu
+# make check boots every board: the 64-bit one needs the arm64 cross compiler.
+CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
+	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
 ifeq ($(V),1)
 Q :=
