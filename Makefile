@@ -30,7 +30,7 @@ FWOUT := $(OUT)/fw
 KERNEL_IMAGE := $(KOUT)/$(BOARD_IMAGE)
 # The device tree: built with the kernel, made by QEMU (dtb = qemu), or none.
 DTB_FILE := $(if $(filter none,$(BOARD_DTB)),,$(if $(filter qemu,$(BOARD_DTB)),$(OUT)/qemu.dtb,$(KOUT)/$(BOARD_DTB)))
-KERNEL_DTB_TARGET := $(if $(filter none qemu,$(BOARD_DTB)),,$(notdir $(BOARD_DTB)))
+KERNEL_TARGETS := $(strip $(notdir $(BOARD_IMAGE)) $(if $(filter none qemu,$(BOARD_DTB)),,$(notdir $(BOARD_DTB))))
 # U-Boot images: a legacy uImage, a FIT (kernel, device tree, initramfs), and
 # for boards that boot through U-Boot, the disk it boots from.
 UIMAGE := $(OUT)/uImage
@@ -179,8 +179,8 @@ $(KOUT)/.config: $(FRAGMENTS) $(TREE)/.fwembed-tree
 		{ mv $@ $@.rejected; exit 1; }
 
 kernel: config
-	$(quiet) '  MAKE    $(subst $(MAKE),make,$(KMAKE)) $(notdir $(BOARD_IMAGE)) $(KERNEL_DTB_TARGET)'
-	$(Q)$(KMAKE) $(notdir $(BOARD_IMAGE)) $(KERNEL_DTB_TARGET)
+	$(quiet) '  MAKE    $(subst $(MAKE),make,$(KMAKE)) $(KERNEL_TARGETS)'
+	$(Q)$(KMAKE) $(KERNEL_TARGETS)
 
 # The test initramfs: a static init that prints the debugfs listing and
 # reboots, packed by the kernel's own gen_init_cpio, followed by the
