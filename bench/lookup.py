@@ -13,19 +13,17 @@ on the emulated ARM926 (cache and memory effects of real hardware are not
 modelled). It is the same on any host and under any host load.
 """
 
-import argparse
-import json
 import pathlib
 import re
-import shlex
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import benchlib  # noqa: E402  pylint: disable=wrong-import-position
+from benchlib import ICOUNT, ROOT, BenchError  # noqa: E402
+
 SIZES = (1, 4, 16, 64, 1024)
-# Virtual time advances by 2**0 ns per guest instruction: the figures count
-# instructions, the same on any host and whatever else the host is doing.
-ICOUNT = "-icount shift=0,sleep=off"
 LINE_RE = re.compile(r"# fw_builtin_bench: lookup=(\w+) entries=(\d+) hit_ns=(\d+) miss_ns=(\d+)")
 FOUND_RE = re.compile(r"# fw_builtin_bench: lookup=(\w+) hits_found=(\d+) misses_found=(\d+)")
 
@@ -35,7 +33,7 @@ def write_firmware(folder, count):
     if folder.exists():
         subprocess.run(["rm", "-rf", str(folder)], check=True)
     for i in range(count):
-        path = folder / f"vendor{i % 4}" / f"chip{i % 16:02d}" / f"fw-{i:04d}.bin"
+        path = folder / benchlib.fw_name(i)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(i.to_bytes(4, "little") * 4)
 
@@ -43,25 +41,20 @@ def write_firmware(folder, count):
 def measure(make, out, count):
     fwdir = out / f"fw-{count}"
     write_firmware(fwdir, count)
-    cmd = shlex.split(make) + ["-C", str(ROOT), "run", "OUT_NAME=bench",
-                               f"FIRMWARE_DIR={fwdir}",
-                               f"EXTRA_FRAGMENTS={ROOT}/bench/bench.config",
-                               f"QEMU_EXTRA={ICOUNT}"]
-    print(f"  BENCH   {shlex.join(cmd)}", flush=True)
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
-        raise SystemExit(f"bench: make run failed for {count} entries")
-    console = (ROOT / "build" / "bench" / "console.log").read_text(errors="replace")
+    benchlib.make_target(make, "run", f"make run ({count} entries)", OUT_NAME="bench",
+                         FIRMWARE_DIR=fwdir, EXTRA_FRAGMENTS=ROOT / "bench" / "bench.config",
+                         QEMU_EXTRA=ICOUNT)
+    log = ROOT / "build" / "bench" / "console.log"
+    console = log.read_text(errors="replace")
     rows = {m.group(1): {"hit_ns": int(m.group(3)), "miss_ns": int(m.group(4))}
             for m in LINE_RE.finditer(console) if int(m.group(2)) == count}
     for m in FOUND_RE.finditer(console):
         rows[m.group(1)].update(hits_found=int(m.group(2)), misses_found=int(m.group(3)))
     if set(rows) != {"lookup", "linear"}:
-        raise SystemExit(f"bench: no benchmark lines for {count} entries in the console log")
+        raise BenchError(log, f"no benchmark lines for {count} entries")
     for name, row in rows.items():
         if row["hits_found"] == 0 or row["misses_found"] != 0:
-            raise SystemExit(f"bench: {name} lookup found {row['hits_found']} hits and "
+            raise BenchError(log, f"{name} lookup found {row['hits_found']} hits and "
                              f"{row['misses_found']} misses; the figures are void")
     return rows
 
@@ -83,22 +76,15 @@ def table(results):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--make", default="make")
-    parser.add_argument("--out", default=str(ROOT / "build" / "bench"))
-    args = parser.parse_args()
+    args = benchlib.parse_args(__doc__, lambda parser: parser.add_argument(
+        "--out", default=str(ROOT / "build" / "bench"), help="where the firmware sets go"))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = {count: measure(args.make, out, count) for count in SIZES}
-    text = table(results)
-    print(text)
-    dest = ROOT / "bench" / "results" / "lookup.json"
-    dest.write_text(json.dumps({"unit": "guest instructions per lookup (QEMU versatilepb, "
-                                        "-icount shift=0)",
-                                "results": {str(k): v for k, v in results.items()}},
-                               indent=2) + "\n")
-    print(f"  WROTE   {dest}")
+    print(table(results))
+    benchlib.write_json("lookup", {"unit": "guest instructions per lookup (QEMU versatilepb, "
+                                           "-icount shift=0)",
+                                   "results": {str(k): v for k, v in results.items()}})
 
 
 if __name__ == "__main__":

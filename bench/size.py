@@ -20,15 +20,16 @@ figure of its boot "Memory:" line, in KiB. It prints one table and writes
 bench/results/size.json.
 """
 
-import argparse
 import json
 import pathlib
 import re
-import shlex
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import benchlib  # noqa: E402  pylint: disable=wrong-import-position
+from benchlib import ROOT, BenchError  # noqa: E402
+
 sys.path.insert(0, str(ROOT / "tools"))
 
 from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
@@ -53,7 +54,7 @@ def measure_objects(objects_mk, generated):
     """Sizes in bytes from the generated objects the kernel linked."""
     blobs = linked_blobs(objects_mk, generated)
     if not blobs:
-        raise SystemExit(f"bench: no blob objects in {objects_mk}")
+        raise BenchError(objects_mk, "no blob objects")
     stored = sum(section_sizes(b, lambda n: n == ".rodata") for b in blobs)
     table_o = generated / "table.o"
     return {
@@ -66,13 +67,8 @@ def measure_objects(objects_mk, generated):
 
 
 def measure(make, fwdir, setting):
-    cmd = shlex.split(make) + ["-C", str(ROOT), "run", f"OUT_NAME={OUT_NAME}",
-                               f"FIRMWARE_DIR={fwdir}", f"COMPRESS={setting}"]
-    print(f"  BENCH   {shlex.join(cmd)}", flush=True)
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
-        raise SystemExit(f"bench: make run failed for COMPRESS={setting}")
+    benchlib.make_target(make, "run", f"make run (COMPRESS={setting})", OUT_NAME=OUT_NAME,
+                         FIRMWARE_DIR=fwdir, COMPRESS=setting)
     out = ROOT / "build" / OUT_NAME
     manifest = [e for e in json.loads((out / "fw" / "manifest.json").read_text())["entries"]
                 if e.get("builtin", True)]
@@ -85,7 +81,7 @@ def measure(make, fwdir, setting):
     row["resident"] = row["data"] + row["table"] + row["names"]
     memory = MEMORY_RE.search((out / "console.log").read_text(errors="replace"))
     if not memory:
-        raise SystemExit(f"bench: no Memory: line in {out / 'console.log'}")
+        raise BenchError(out / "console.log", "no Memory: line")
     row["rodata_kib"] = int(memory.group(1))
     return row
 
@@ -104,17 +100,12 @@ def table(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--make", default="make")
-    parser.add_argument("--firmware-dir", default="/lib/firmware")
-    args = parser.parse_args()
+    args = benchlib.parse_args(__doc__, lambda parser: parser.add_argument(
+        "--firmware-dir", default="/lib/firmware", help="the firmware to build in"))
     rows = {setting: measure(args.make, args.firmware_dir, setting) for setting in SETTINGS}
     print(table(rows))
-    dest = ROOT / "bench" / "results" / "size.json"
-    dest.write_text(json.dumps({"firmware_dir": args.firmware_dir, "unit": "bytes",
-                                "results": rows}, indent=2) + "\n")
-    print(f"  WROTE   {dest}")
+    benchlib.write_json("size", {"firmware_dir": args.firmware_dir, "unit": "bytes",
+                                 "results": rows})
 
 
 if __name__ == "__main__":
