@@ -115,8 +115,9 @@ help:
 	@echo '  fit            build a FIT image (kernel, device tree, test initramfs, sha256 hashes):'
 	@echo '                 build/BOARD/image.fit, its source image.fit.its; prints mkimage -l'
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
-	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries, and the resident'
-	@echo '                 size of firmware-linux-free raw and compressed; writes bench/results/'
+	@echo '  bench          measure build time and memory against 6.1'"'"'s routes, incremental builds,'
+	@echo '                 lookup, table overhead, dedup, compression, and boot time built in against'
+	@echo '                 the initramfs; prints one table, writes JSON and an SVG to bench/results/'
 	@echo '  stress         fuzz the generator (10,000 Hypothesis examples per test)'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
@@ -133,6 +134,7 @@ help:
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
+	@echo '  BENCH_PARTS=list  make bench runs only these of lookup,size,build,memory,boot'
 	@echo '  INSTALL_FW_PATH=dir  where firmware_install installs (default: build/BOARD/firmware-install)'
 	@echo '  INSTALL_FW_ALL=1  firmware_install installs every entry, built-in ones too'
 	@echo '  V=1               print full commands'
@@ -283,12 +285,13 @@ kunit: tree
 		--kunitconfig=drivers/base/firmware_loader/builtin --jobs=$(JOBS) \
 		$(if $(CCACHE),--make_options CC="ccache arm-linux-gnueabi-gcc")
 
-# Benchmarks: lookup in kernels with 1, 4, 16, 64 and 1024 generated
-# entries; resident size of firmware-linux-free raw and compressed.
-bench: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
-	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
-	$(Q)$(PYTHON) bench/size.py --make "$(MAKE)"
+# Benchmarks (bench/bench.py runs each part, then prints one table): build
+# time and memory against 6.1's routes, incremental builds, lookup, table
+# overhead, dedup, compression, boot time built in against the initramfs.
+BENCH_PARTS ?= lookup,size,build,memory,boot
+bench: tree
+	$(Q)scripts/install-deps $(CHECK_PACKAGES) time xxd
+	$(Q)$(PYTHON) bench/bench.py --make "$(MAKE)" --parts $(BENCH_PARTS)
 
 # Stress tests. Today: fuzzing the generator with 10,000 Hypothesis examples
 # per test. The sanitizer kernel of the plan is not there yet.

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""make bench: run every measurement, print one table, write JSON and an SVG chart.
+
+The parts run one after the other, each as its own script that prints its
+progress and its detailed table and writes bench/results/<part>.json:
+
+lookup   bench/lookup.py   built-in lookup against 6.1's scan (guest instructions)
+size     bench/size.py     resident size of firmware-linux-free, raw and compressed
+build    bench/build.py    build time and peak memory against 6.1's routes
+memory   bench/memory.py   table overhead per entry; what dedup saves
+boot     bench/boot.py     boot to all firmware delivered, built in against the
+                           initramfs; incremental builds
+
+Then the figures of all parts are gathered into one table, printed last,
+and written to bench/results/bench.json, with their ratios drawn in
+bench/results/bench.svg. --parts runs only some parts; --report-only
+runs none and redraws the table from the JSON files already there.
+"""
+
+import pathlib
+import platform
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import benchlib  # noqa: E402  pylint: disable=wrong-import-position
+import summary  # noqa: E402  pylint: disable=wrong-import-position
+import svgchart  # noqa: E402  pylint: disable=wrong-import-position
+
+PARTS = ("lookup", "size", "build", "memory", "boot")
+
+
+def machine():
+    """The host the absolute figures belong to."""
+    model = "unknown CPU"
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {benchlib.cpu_jobs()} build jobs, {platform.machine()} Linux {platform.release()}"
+
+
+def main():
+    def options(parser):
+        parser.add_argument("--parts", default=",".join(PARTS),
+                            help=f"comma-separated parts to run (default: {','.join(PARTS)})")
+        parser.add_argument("--report-only", action="store_true",
+                            help="run nothing; print the table from bench/results/*.json")
+    args = benchlib.parse_args(__doc__, options)
+    parts = [p for p in args.parts.split(",") if p]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise benchlib.BenchError("--parts", f"unknown part {unknown[0]!r}; "
+                                  f"choose from {', '.join(PARTS)}")
+    if not args.report_only:
+        for part in parts:
+            script = benchlib.ROOT / "bench" / f"{part}.py"
+            benchlib.say("BENCH", f"{part}: bench/{part}.py --make '{args.make}'")
+            status = subprocess.run(["/usr/bin/python3", str(script), "--make", args.make],
+                                    check=False).returncode
+            if status != 0:
+                raise benchlib.BenchError(part, f"bench/{part}.py exited with status {status}")
+    results = {part: benchlib.read_json(part) for part in PARTS}
+    rows = summary.rows(results)
+    if not rows:
+        raise benchlib.BenchError("bench/results", "no results to report")
+    host = machine()
+    benchlib.write_json("bench", {"machine": host, "rows": rows,
+                                  "missing": [p for p in PARTS if results[p] is None]})
+    dest = benchlib.RESULTS / "bench.svg"
+    dest.write_text(svgchart.chart(rows, f"fwembed make bench: ratios (host: {host})"))
+    benchlib.say("WROTE", benchlib.rel(dest))
+    print()
+    print(f"machine: {host}")
+    print(summary.table(rows))
+    for part in PARTS:
+        if results[part] is None:
+            print(f"(no {part} figures: bench/results/{part}.json is missing)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The one table of make bench, gathered from each part's JSON results.
+
+Each row is one figure: fwembed's value, the value it is compared with and
+what that is, and their ratio, written so that above 1.0x means fwembed
+costs less. The kind column says how far a figure carries to other
+machines:
+
+host    absolute, measured on this host (wall or CPU seconds, peak memory):
+        machine- and load-dependent; only the ratio carries over
+guest   guest instructions or guest time under QEMU -icount: the same on
+        any host, but specific to this kernel, compiler and emulated CPU
+bytes   exact for this toolchain and these inputs, on any host
+count   exact: objects assembled, links done
+"""
+
+import benchlib
+
+KINDS = ("host", "guest", "bytes", "count")
+
+
+def row(part, figure, unit, fwembed, against=None, other=None, kind="bytes", ratio=None):
+    if ratio is None and isinstance(other, (int, float)) and isinstance(fwembed, (int, float)) \
+            and fwembed:
+        ratio = other / fwembed
+    return {"part": part, "figure": figure, "unit": unit, "fwembed": fwembed,
+            "against": against, "other": other, "kind": kind,
+            "ratio": round(ratio, 2) if ratio is not None else None}
+
+
+def build_rows(r):
+    old, new, one = r["linux_6_1"]["total"], r["fwembed"]["total"], r["one_file"]
+    what = f"{r['files']} files, {r['bytes'] >> 20} MiB"
+    rows = [row("build", f"{what}: wall", "s", new["wall_s"], "6.1 .gen.S", old["wall_s"], "host"),
+            row("build", f"{what}: CPU", "s", new["cpu_s"], "6.1 .gen.S", old["cpu_s"], "host"),
+            row("build", f"{what}: peak RSS", "MiB", round(new["peak_rss_kib"] / 1024, 1),
+                "6.1 .gen.S", round(old["peak_rss_kib"] / 1024, 1), "host")]
+    big, small = one["xxd_gcc"], one["fwembed"]
+    what = f"one {one['bytes'] >> 20} MiB file"
+    rows += [row("build", f"{what}: wall", "s", small["wall_s"], "xxd -i + gcc -O2",
+                 big["wall_s"], "host"),
+             row("build", f"{what}: peak RSS", "MiB", round(small["peak_rss_kib"] / 1024, 1),
+                 "xxd -i + gcc -O2", round(big["peak_rss_kib"] / 1024, 1), "host")]
+    return rows
+
+
+def incremental_rows(r):
+    inc = r["incremental"]
+    out = []
+    for key, label in (("no_op", "no-op"), ("one_file", "one file changed")):
+        out.append(row("incremental", f"{label}: objects re-assembled", "objects",
+                       inc[key]["assembled"], kind="count"))
+        out.append(row("incremental", f"{label}: vmlinux relinked", "",
+                       "yes" if inc[key]["relinked"] else "no", kind="count"))
+    return out
+
+
+def lookup_rows(r):
+    results = r["results"]
+    largest = max(results, key=int)
+    out = []
+    for key, label in (("hit_ns", "hit"), ("miss_ns", "miss")):
+        out.append(row("lookup", f"{largest} entries, {label}", "instr/lookup",
+                       results[largest]["lookup"][key], "6.1 linear scan",
+                       results[largest]["linear"][key], "guest"))
+    return out
+
+
+def memory_rows(r):
+    over, dedup = r["overhead"], r["dedup"]
+    n = over["fwembed"]["entries"]
+    d, s = dedup["distinct"], dedup["shared"]
+    return [row("memory", f"table overhead beyond data and name ({n} entries)", "B/entry",
+                over["fwembed"]["overhead_per_entry"], "6.1 .gen.S",
+                over["linux_6_1"]["overhead_per_entry"]),
+            row("memory", f"dedup: {s['names']} names, {s['distinct']} contents", "bytes",
+                s["image"], "one copy per name", d["image"])]
+
+
+def size_rows(r):
+    res = r["results"]
+    out = []
+    for setting in ("xz", "zstd", "auto"):
+        if setting in res and "none" in res:
+            out.append(row("memory", f"compression {setting}: resident, {res[setting]['entries']}"
+                           " firmware-linux-free files", "bytes", res[setting]["resident"],
+                           "raw", res["none"]["resident"]))
+    return out
+
+
+def boot_rows(r):
+    v, b, f = r["builtin_verify"], r["builtin"], r["initramfs"]
+    what = f"{r['files']} files, {r['bytes'] >> 20} MiB"
+    return [row("boot", f"{what}: kernel start to all delivered", "us", b["delivered_us"],
+                "initramfs", f["delivered_us"], "guest"),
+            row("boot", f"{what}: request + SHA-256, summed", "us", b["requests_us"],
+                "initramfs", f["requests_us"], "guest"),
+            row("boot", f"{what}: the same, with VERIFY", "us", v["requests_us"],
+                "initramfs", f["requests_us"], "guest")]
+
+
+def rows(results):
+    """All rows, part by part, for the parts that have results."""
+    makers = (("build", build_rows), ("boot", incremental_rows), ("lookup", lookup_rows),
+              ("memory", memory_rows), ("size", size_rows), ("boot", boot_rows))
+    out = []
+    for part, maker in makers:
+        if results.get(part) is not None:
+            try:
+                out += maker(results[part])
+            except (KeyError, TypeError, ValueError):
+                raise benchlib.BenchError(f"bench/results/{part}.json",
+                                          "not in the form this bench writes; run it again") \
+                    from None
+    return out
+
+
+def number(value):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def table(all_rows):
+    body = [[r["part"], r["figure"], r["unit"], number(r["fwembed"]), r["against"] or "-",
+             number(r["other"]), f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-",
+             r["kind"]] for r in all_rows]
+    return benchlib.format_table(["part", "figure", "unit", "fwembed", "against", "value",
+                                  "ratio", "kind"], body, left=3)

@@ -1,0 +1,129 @@
+"""The pure-Python helpers of make bench: data, parsing, tables, the chart.
+
+No kernel build and no timing: the measurements themselves are make bench's.
+"""
+
+import lzma
+import sys
+import xml.etree.ElementTree as ET
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import benchlib  # noqa: E402  pylint: disable=wrong-import-position
+import boot  # noqa: E402  pylint: disable=wrong-import-position
+import summary  # noqa: E402  pylint: disable=wrong-import-position
+import svgchart  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def test_sizes_add_up_within_bounds():
+    """Set sizes add up to the total exactly, each between 1 and the largest."""
+    sizes = benchlib.sizes_summing_to(7, 1000, 256 << 20, 8 << 20)
+    assert len(sizes) == 1000 and sum(sizes) == 256 << 20
+    assert min(sizes) >= 1 and max(sizes) <= 8 << 20
+
+
+def test_sizes_are_deterministic():
+    """The same seed gives the same sizes; another seed other sizes."""
+    assert benchlib.sizes_summing_to(3, 50, 10000, 1000) == \
+        benchlib.sizes_summing_to(3, 50, 10000, 1000)
+    assert benchlib.sizes_summing_to(3, 50, 10000, 1000) != \
+        benchlib.sizes_summing_to(4, 50, 10000, 1000)
+
+
+def test_synthetic_data_is_deterministic_and_mixed():
+    """Even seeds give random bytes, odd seeds compressible ones, never all zeros."""
+    assert benchlib.synthetic(5, 4096) == benchlib.synthetic(5, 4096)
+    assert benchlib.synthetic(5, 4096) != benchlib.synthetic(7, 4096)
+    random_data, table_data = benchlib.synthetic(4, 65536), benchlib.synthetic(5, 65536)
+    assert len(random_data) == len(table_data) == 65536
+    assert len(lzma.compress(random_data)) > 65536
+    assert len(lzma.compress(table_data)) < 65536 // 4
+    assert table_data.count(0) < len(table_data)
+
+
+def test_write_set_repeats_contents(tmp_path):
+    """With repeat=2, files 0 and 2 hold the same bytes and files 0 and 1 do not."""
+    folder = benchlib.write_set(tmp_path / "set", [100, 100, 100], 10, repeat=2)
+    data = [(folder / benchlib.fw_name(i)).read_bytes() for i in range(3)]
+    assert data[0] == data[2] != data[1]
+
+
+def test_format_table_aligns_columns():
+    """Left columns are padded on the right, the others on the left."""
+    text = benchlib.format_table(["name", "n"], [["a", 1], ["bcd", 100]])
+    assert text.splitlines() == ["name    n", "----  ---", "a       1", "bcd   100"]
+
+
+CONSOLE = """\
+[    0.000000] Booting Linux on physical CPU 0x0
+[    1.500000] KTAP version 1
+[    1.500100] # fw_builtin_selftest: 2 built-in entries
+[    1.500200] 1..4
+[    1.700200] # size=10 sha256=%s name="a"
+[    1.700300] ok 1 request
+[    1.900300] # size=20 sha256=%s name="b"
+[    1.900400] ok 2 request
+[    1.950000] ok 3 missing_name_is_enoent
+[    2.000000] ok 4 into_buf_too_small_fails
+[    2.000001] # fw_builtin_selftest: pass:4 fail:0 skip:0 total:4
+""" % ("0" * 64, "1" * 64)
+
+
+def test_selftest_times_from_printk_timestamps():
+    """Requests run from the previous result to each size line, checks up to the next."""
+    times = boot.selftest_times(CONSOLE.splitlines(), ["a", "b"])
+    assert times == {"selftest_end_us": 2000001, "selftest_us": 500001,
+                     "requests_us": 400000, "checks_us": 200, "delivered_us": 1999801}
+
+
+def test_selftest_times_count_loading_messages_as_request():
+    """A loader message between result and size line is part of the request."""
+    text = CONSOLE.replace("[    1.700200] # size=10",
+                           "[    1.600000]  fw_builtin_selftest: firmware: direct-loading "
+                           "firmware a\n[    1.700200] # size=10")
+    assert boot.selftest_times(text.splitlines(), ["a", "b"])["requests_us"] == 400000
+
+
+def test_selftest_times_refuses_a_failed_run():
+    """A self-test with failures gives no figures."""
+    text = CONSOLE.replace("pass:4 fail:0", "pass:3 fail:1")
+    try:
+        boot.selftest_times(text.splitlines(), ["a", "b"])
+    except ValueError as err:
+        assert "self-test failed" in str(err)
+    else:
+        raise AssertionError("a failed self-test was accepted")
+
+
+def test_incremental_counts():
+    """Only generated objects count, and the vmlinux link is seen."""
+    out = ("  AS      drivers/base/firmware_loader/builtin/generated/blob-1.o\n"
+           "  AS      arch/arm/kernel/entry.o\n  LD      vmlinux\n")
+    assert boot.incremental_counts(out) == {"assembled": 1, "relinked": True}
+    assert boot.incremental_counts("") == {"assembled": 0, "relinked": False}
+
+
+LOOKUP = {"results": {"4": {"linear": {"hit_ns": 300, "miss_ns": 400},
+                            "lookup": {"hit_ns": 300, "miss_ns": 200}},
+                      "1024": {"linear": {"hit_ns": 30000, "miss_ns": 60000},
+                               "lookup": {"hit_ns": 1000, "miss_ns": 1500}}}}
+
+
+def test_summary_rows_take_the_largest_lookup_table():
+    """The lookup rows compare 6.1's scan with the lookup at the most entries."""
+    rows = summary.rows({"lookup": LOOKUP})
+    assert [(r["figure"], r["fwembed"], r["other"], r["ratio"]) for r in rows] == [
+        ("1024 entries, hit", 1000, 30000, 30.0), ("1024 entries, miss", 1500, 60000, 40.0)]
+    assert "30.00x" in summary.table(rows)
+
+
+def test_chart_is_well_formed_svg():
+    """The chart parses as XML, with one bar per ratio and names escaped."""
+    rows = summary.rows({"lookup": LOOKUP})
+    rows.append(summary.row("x", "a < b & c", "s", 2.0, "y", 1.0, "host"))
+    root = ET.fromstring(svgchart.chart(rows, "t"))
+    bars = [e for e in root if e.tag.endswith("rect")][1:]
+    assert len(bars) == 3
+    assert svgchart.chart(rows, "t") == svgchart.chart(rows, "t")
