@@ -41,7 +41,8 @@ def machine():
                 break
     except OSError:
         pass
-    return f"{model}, {benchlib.cpu_jobs()} build jobs, {platform.machine()} Linux {platform.release()}"
+    return (f"{model}, {benchlib.cpu_jobs()} build jobs, "
+            f"{platform.machine()} Linux {platform.release()}")
 
 
 def main():

@@ -104,8 +104,8 @@ def one_file():
     gen_out = work / "fw"
     gen, _ = benchlib.measured(FWEMBED + ["gen", "-q", "--dir", ONE, "--out", gen_out], "gen")
     assemble = " && ".join(
-        f"{CROSS}gcc -D__ASSEMBLY__ -I {TREE}/include -Wa,-I{gen_out} -c {s} -o {s.with_suffix('.o')}"
-        for s in sorted(gen_out.glob("*.S")))
+        f"{CROSS}gcc -D__ASSEMBLY__ -I {TREE}/include -Wa,-I{gen_out} -c {s} "
+        f"-o {s.with_suffix('.o')}" for s in sorted(gen_out.glob("*.S")))
     as_, _ = benchlib.measured(["sh", "-c", assemble], "assemble")
     return {"xxd": xxd, "gcc": gcc, "gen": gen, "as": as_}
 
