@@ -75,7 +75,7 @@ def test_virt_uboot_refuses_a_fit_with_a_flipped_bit(tmp_path):
 
 def test_versatile_boots_from_a_uimage():
     """make uimage wraps the versatile zImage; QEMU boots it and every entry passes."""
-    assert_ok(make("uimage"))
+    assert_ok(make("initramfs", "uimage"))
     out = BUILD / "versatile"
     listing = subprocess.run(["mkimage", "-l", str(out / "uImage")], capture_output=True,
                              text=True, check=True).stdout
