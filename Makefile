@@ -95,7 +95,10 @@ help:
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
 	@echo '  bench          measure built-in lookup at 1, 4, 16, 64 and 1024 entries, and the resident'
 	@echo '                 size of firmware-linux-free raw and compressed; writes bench/results/'
-	@echo '  stress         fuzz the generator (10,000 Hypothesis examples per test)'
+	@echo '  stress         boot the sanitizer kernel (KASAN, kmemleak, lockdep, debug objects,'
+	@echo '                 DEBUG_VM, fault injection) of stress/vexpress-a9 and run the built-in'
+	@echo '                 firmware stress test in it; then fuzz the generator (10,000'
+	@echo '                 Hypothesis examples per test)'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -111,6 +114,8 @@ help:
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
+	@echo '  STRESS_THREADS=n  make stress: stress threads (default: 8)'
+	@echo '  STRESS_CYCLES=n   make stress: cycles per thread (default: 10000)'
 	@echo '  INSTALL_FW_PATH=dir  where firmware_install installs (default: build/BOARD/firmware-install)'
 	@echo '  INSTALL_FW_ALL=1  firmware_install installs every entry, built-in ones too'
 	@echo '  V=1               print full commands'
@@ -237,10 +242,33 @@ bench: deps
 	$(Q)$(PYTHON) bench/lookup.py --make "$(MAKE)" --out $(BUILD)/bench
 	$(Q)$(PYTHON) bench/size.py --make "$(MAKE)"
 
-# Stress tests. Today: fuzzing the generator with 10,000 Hypothesis examples
-# per test. The sanitizer kernel of the plan is not there yet.
+# Stress tests. The sanitizer kernel of stress/vexpress-a9 (KASAN, kmemleak,
+# lockdep, debug objects, DEBUG_VM, fault injection), vexpress-a9's kernel
+# otherwise, boots with stress/init.c, which runs the fw_builtin_stress test
+# of patch 0011 (STRESS_THREADS kernel threads of STRESS_CYCLES cycles each)
+# and its fault injection test, then a kmemleak scan; stress/kernel_stress.py
+# judges the console. Then the generator is fuzzed with 10,000 Hypothesis
+# examples per test.
+STRESS_BOARD := $(CURDIR)/stress/vexpress-a9
+STRESS_OUT := $(BUILD)/stress-vexpress-a9
+STRESS_KOUT := $(STRESS_OUT)/linux
+STRESS_THREADS ?= 8
+STRESS_CYCLES ?= 10000
+
 stress: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(MAKE) --no-print-directory BOARD=$(STRESS_BOARD) OUT_NAME=$(notdir $(STRESS_OUT)) \
+		EXTRA_FRAGMENTS=boards/vexpress-a9/kernel.config kernel
+	$(quiet) '  CC      $(STRESS_OUT:$(CURDIR)/%=%)/init'
+	$(Q)arm-linux-gnueabi-gcc -static -Os -Wall -Werror -o $(STRESS_OUT)/init stress/init.c
+	$(Q)sed 's|@INIT@|$(STRESS_OUT)/init|' stress/initramfs.list > $(STRESS_OUT)/initramfs.list
+	$(quiet) '  CPIO    $(STRESS_OUT:$(CURDIR)/%=%)/initramfs.cpio'
+	$(Q)$(STRESS_KOUT)/usr/gen_init_cpio $(STRESS_OUT)/initramfs.list > $(STRESS_OUT)/initramfs.cpio
+	$(Q)$(PYTHON) stress/kernel_stress.py --board $(STRESS_BOARD) \
+		--kernel $(STRESS_KOUT)/arch/arm/boot/zImage \
+		--dtb $(STRESS_KOUT)/arch/arm/boot/dts/vexpress-v2p-ca9.dtb \
+		--initrd $(STRESS_OUT)/initramfs.cpio --log $(STRESS_OUT)/console.log \
+		--threads $(STRESS_THREADS) --cycles $(STRESS_CYCLES)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
 
 check: deps
