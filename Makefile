@@ -118,7 +118,10 @@ help:
 	@echo '  bench          measure build time and memory against 6.1'"'"'s routes, incremental builds,'
 	@echo '                 lookup, table overhead, dedup, compression, and boot time built in against'
 	@echo '                 the initramfs; prints one table, writes JSON and an SVG to bench/results/'
-	@echo '  stress         fuzz the generator (10,000 Hypothesis examples per test)'
+	@echo '  stress         boot the sanitizer kernel (KASAN, kmemleak, lockdep, debug objects,'
+	@echo '                 DEBUG_VM, fault injection) of stress/vexpress-a9 and run the built-in'
+	@echo '                 firmware stress test in it; then fuzz the generator (10,000'
+	@echo '                 Hypothesis examples per test)'
 	@echo '  check          run every test (pytest), ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
@@ -135,6 +138,8 @@ help:
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
 	@echo '  BENCH_PARTS=list  make bench runs only these of lookup,size,build,memory,boot'
+	@echo '  STRESS_THREADS=n  make stress: stress threads (default: 8)'
+	@echo '  STRESS_CYCLES=n   make stress: cycles per thread (default: 10000)'
 	@echo '  INSTALL_FW_PATH=dir  where firmware_install installs (default: build/BOARD/firmware-install)'
 	@echo '  INSTALL_FW_ALL=1  firmware_install installs every entry, built-in ones too'
 	@echo '  V=1               print full commands'
@@ -296,10 +301,33 @@ bench: tree
 	$(Q)scripts/install-deps $(CHECK_PACKAGES) time xxd
 	$(Q)$(PYTHON) bench/bench.py --make "$(BENCH_MAKE)" --parts $(BENCH_PARTS)
 
-# Stress tests. Today: fuzzing the generator with 10,000 Hypothesis examples
-# per test. The sanitizer kernel of the plan is not there yet.
+# Stress tests. The sanitizer kernel of stress/vexpress-a9 (KASAN, kmemleak,
+# lockdep, debug objects, DEBUG_VM, fault injection), vexpress-a9's kernel
+# otherwise, boots with stress/init.c, which runs the fw_builtin_stress test
+# of patch 0011 (STRESS_THREADS kernel threads of STRESS_CYCLES cycles each)
+# and its fault injection test, then a kmemleak scan; stress/kernel_stress.py
+# judges the console. Then the generator is fuzzed with 10,000 Hypothesis
+# examples per test.
+STRESS_BOARD := $(CURDIR)/stress/vexpress-a9
+STRESS_OUT := $(BUILD)/stress-vexpress-a9
+STRESS_KOUT := $(STRESS_OUT)/linux
+STRESS_THREADS ?= 8
+STRESS_CYCLES ?= 10000
+
 stress: deps
 	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(MAKE) --no-print-directory BOARD=$(STRESS_BOARD) OUT_NAME=$(notdir $(STRESS_OUT)) \
+		EXTRA_FRAGMENTS=boards/vexpress-a9/kernel.config kernel
+	$(quiet) '  CC      $(STRESS_OUT:$(CURDIR)/%=%)/init'
+	$(Q)arm-linux-gnueabi-gcc -static -Os -Wall -Werror -o $(STRESS_OUT)/init stress/init.c
+	$(Q)sed 's|@INIT@|$(STRESS_OUT)/init|' stress/initramfs.list > $(STRESS_OUT)/initramfs.list
+	$(quiet) '  CPIO    $(STRESS_OUT:$(CURDIR)/%=%)/initramfs.cpio'
+	$(Q)$(STRESS_KOUT)/usr/gen_init_cpio $(STRESS_OUT)/initramfs.list > $(STRESS_OUT)/initramfs.cpio
+	$(Q)$(PYTHON) stress/kernel_stress.py --board $(STRESS_BOARD) \
+		--kernel $(STRESS_KOUT)/arch/arm/boot/zImage \
+		--dtb $(STRESS_KOUT)/arch/arm/boot/dts/vexpress-v2p-ca9.dtb \
+		--initrd $(STRESS_OUT)/initramfs.cpio --log $(STRESS_OUT)/console.log \
+		--threads $(STRESS_THREADS) --cycles $(STRESS_CYCLES)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
 
 check: deps

@@ -1,0 +1,80 @@
+"""Boot the sanitizer kernel of "make stress" and judge its console.
+
+    kernel_stress.py --board DIR --kernel IMAGE --dtb DTB --initrd CPIO --log LOG
+                     [--threads N] [--cycles N] [--timeout-multiplier X]
+
+The kernel (stress/vexpress-a9: KASAN, kmemleak, lockdep, debug objects,
+DEBUG_VM, fault injection) and its initramfs (stress/init.c) come from the
+Makefile's stress target. The QEMU command comes from the board folder, with
+fw_builtin_stress.threads= and .cycles= added to the kernel command line,
+and is printed before it runs; the console is copied to LOG as it arrives.
+
+The run passes only if the console shows no sanitizer or kernel report
+(tools/fwembedlib/stresslog.py lists what counts), THREADS x CYCLES
+successful stress cycles, a fault injection run in which some requests
+failed and every failure was a clean -ENOMEM, and an empty kmemleak report.
+The exit status is 0 if it passed, 1 if not.
+"""
+
+import argparse
+import pathlib
+import shlex
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
+
+# pylint: disable=wrong-import-position
+from fwembedlib import stresslog  # noqa: E402
+from fwembedlib.board import load_board  # noqa: E402
+from fwembedlib.boot import run_qemu  # noqa: E402
+from fwembedlib.errors import FwembedError  # noqa: E402
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0],
+                                     allow_abbrev=False)
+    parser.add_argument("--board", required=True, metavar="DIR")
+    parser.add_argument("--kernel", required=True)
+    parser.add_argument("--dtb", required=True)
+    parser.add_argument("--initrd", required=True)
+    parser.add_argument("--log", required=True, help="console log file to write")
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--cycles", type=int, default=10000, help="cycles per thread")
+    parser.add_argument("--timeout-multiplier", type=float, default=1.0)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        board = load_board(args.board)
+    except FwembedError as err:
+        print(f"kernel_stress: {err}", file=sys.stderr)
+        return 1
+    cmdline = f"{board.settings['cmdline']} fw_builtin_stress.threads={args.threads} " \
+        f"fw_builtin_stress.cycles={args.cycles}"
+    command = board.qemu_command(args.kernel, args.dtb, cmdline=cmdline, initrd=args.initrd)
+    timeout = board.timeout * args.timeout_multiplier
+    print(f"  QEMU    {shlex.join(command)}", flush=True)
+    start = time.monotonic()
+    lines, timed_out, status = run_qemu(command, args.log, timeout)
+    elapsed = time.monotonic() - start
+
+    log = stresslog.parse(lines)
+    problems = log.problems(args.threads * args.cycles)
+    if timed_out:
+        problems.append(f"QEMU did not exit within {timeout:g} s and was stopped")
+    elif status != 0:
+        problems.append(f"QEMU exited with status {status}")
+    print(f"stress summary ({board.name}, boot took {elapsed:.0f} s, console log {args.log}):")
+    for line in stresslog.summary(log, args.threads, args.cycles):
+        print(f"  {line}")
+    for problem in problems:
+        print(f"{args.log}: error: {problem}", file=sys.stderr)
+    print(f"stress: {'FAIL' if problems else 'PASS'}", flush=True)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Reading the console log of a "make stress" boot.
+
+The sanitizer kernel runs fw_builtin_stress (kernel patch 0011), driven by
+stress/init.c. What counts, and what this module finds in the log:
+
+- Sanitizer and kernel reports, each counted once by the line that starts
+  it (REPORTS below): KASAN, kmemleak, lockdep, debug objects, WARN and
+  BUG, Oops and panics, hung tasks and stalls. A sanitizer that switches
+  itself off counts too, since it then checks nothing. kmemleak's "Cannot
+  allocate a scan area, scanning the full object", which fault injection
+  causes, does not: kmemleak then scans more, never less.
+- The stress test's summary::
+
+      # fw_builtin_stress: request ok=70000 failed=0
+      # fw_builtin_stress: cycles=80000 ok=80000 failed=0
+      ok 1 fw_builtin_stress
+
+- The fault injection test's summary::
+
+      # fw_builtin_stress: fault: requests=2400 ok=1790 enomem=610 bad=0
+      ok 1 fw_builtin_stress_fault
+
+- The init's steps (``fwembed-stress: PATH <- VALUE: ok``) and kmemleak's
+  report, which the init copies between two marker lines; a report whose
+  end marker is missing counts as missing.
+
+Kernel messages may be interleaved with everything else; timestamps are
+ignored.
+"""
+
+import dataclasses
+import re
+
+from .ktap import clean
+
+SUITE = "fw_builtin_stress"
+KIND_RE = re.compile(r"# " + SUITE + r": (request|into_buf|nowait|miss) ok=(\d+) failed=(\d+)\Z")
+CYCLES_RE = re.compile(r"# " + SUITE + r": cycles=(\d+) ok=(\d+) failed=(\d+)\Z")
+TIME_RE = re.compile(r"# " + SUITE + r": threads=(\d+) entries=(\d+) time=(\d+) s\Z")
+FAULT_RE = re.compile(r"# " + SUITE + r": fault: requests=(\d+) ok=(\d+) enomem=(\d+) bad=(\d+)\Z")
+RESULT_RE = re.compile(r"(not )?ok 1 (" + SUITE + r"(?:_fault)?)(?: # (SKIP.*))?\Z")
+STEP_RE = re.compile(r"fwembed-stress: (/\S+) <- (\S+): (.*)\Z")
+LEAKS_BEGIN = "fwembed-stress: kmemleak report begin"
+LEAKS_END = "fwembed-stress: kmemleak report end"
+DONE = "fwembed-stress: done"
+
+# (kind, pattern): the first pattern that matches a line names its kind.
+# Searched anywhere in the line, since a report may start mid-line.
+REPORTS = [
+    ("KASAN", re.compile(r"BUG: KASAN:|kasan: .*disabl")),
+    ("kmemleak", re.compile(r"unreferenced object 0x|kmemleak: \d+ new suspected memory leaks"
+                            r"|kmemleak: .*disabled|kmemleak: Cannot allocate a kmemleak_object"
+                            r"|kmemleak: Out of memory")),
+    ("lockdep", re.compile(r"WARNING: (possible|inconsistent|suspicious|bad unlock|lock held"
+                           r"|held lock)|turning off the locking correctness validator"
+                           r"|DEBUG_LOCKS_WARN_ON|BUG: (Invalid wait context|MAX_LOCK)|INFO: (possible|trying to register"
+                           r"|lockdep is turned off)")),
+    ("debugobjects", re.compile(r"ODEBUG:")),
+    ("Oops/panic", re.compile(r"Internal error: Oops|\bOops\b|Kernel panic")),
+    ("WARN/BUG", re.compile(r"WARNING:|BUG:|------------\[ cut here \]------------")),
+    ("hang/stall", re.compile(r"INFO: task .* blocked for more than|soft lockup|hard LOCKUP"
+                              r"|rcu: INFO: rcu_\w+ (self-)?detected stall")),
+]
+
+
+@dataclasses.dataclass
+class StressLog:
+    """What a stress boot's console showed."""
+
+    reports: list = dataclasses.field(default_factory=list)  # (kind, line)
+    kinds: dict = dataclasses.field(default_factory=dict)     # name -> (ok, failed)
+    cycles: tuple = None          # (done, ok, failed)
+    threads: int = None
+    entries: int = None
+    seconds: int = None
+    fault: tuple = None           # (requests, ok, enomem, bad)
+    results: dict = dataclasses.field(default_factory=dict)  # suite -> "ok"/"not ok"/"SKIP ..."
+    failed_steps: list = dataclasses.field(default_factory=list)
+    leak_report: list = None      # lines between the kmemleak markers
+    done: bool = False
+
+    def count(self, kind):
+        return sum(1 for k, _ in self.reports if k == kind)
+
+    @property
+    def leaks(self):
+        """Objects in kmemleak's report, or None if the report is missing."""
+        if self.leak_report is None:
+            return None
+        return sum(1 for line in self.leak_report if line.startswith("unreferenced object"))
+
+    def problems(self, want_cycles, want_fault=True):
+        """Why the run fails, as messages; empty if it passed."""
+        found = [f"{len(self.reports)} kernel report(s), the first: {self.reports[0][1]}"] \
+            if self.reports else []
+        if self.cycles is None:
+            found.append(f"no '# {SUITE}: cycles=' summary")
+        elif self.cycles != (want_cycles, want_cycles, 0):
+            done, good, bad = self.cycles
+            found.append(f"{good} of {want_cycles} cycles ok ({done} done, {bad} failed)")
+        if self.results.get(SUITE) not in (None, "ok"):
+            found.append(f"{SUITE}: {self.results[SUITE]}")
+        for kind, (_, bad) in sorted(self.kinds.items()):
+            if bad:
+                found.append(f"{bad} {kind} request(s) failed")
+        if want_fault:
+            found += self._fault_problems()
+        if self.leak_report is None:
+            found.append("no kmemleak report")
+        for path, value, outcome in self.failed_steps:
+            found.append(f"init could not write {value} to {path}: {outcome}")
+        if not self.done:
+            found.append("the init did not finish")
+        return found
+
+    def _fault_problems(self):
+        result = self.results.get(SUITE + "_fault")
+        if self.fault is None or result is None:
+            return ["no fault injection summary"]
+        requests, _, enomem, bad = self.fault
+        found = []
+        if bad:
+            found.append(f"fault injection: {bad} request(s) failed otherwise than cleanly "
+                         "with -ENOMEM")
+        if not enomem:
+            found.append("fault injection: no request failed, so nothing was tested")
+        if not requests:
+            found.append("fault injection: no requests")
+        if result != "ok" and not found:
+            found.append(f"{SUITE}_fault: {result}")
+        return found
+
+
+def classify(line):
+    """The kind of kernel report that ``line`` starts, or None."""
+    for kind, pattern in REPORTS:
+        if pattern.search(line):
+            return kind
+    return None
+
+
+def parse(lines):
+    """Parse console lines into a StressLog."""
+    log = StressLog()
+    leaks = None
+    for raw in lines:
+        line = clean(raw)
+        if leaks is not None:
+            if line == LEAKS_END:
+                log.leak_report, leaks = leaks, None
+            else:
+                leaks.append(line)
+        elif line == LEAKS_BEGIN:
+            leaks = []
+        _parse_line(log, line)
+    return log
+
+
+def _parse_line(log, line):
+    kind = classify(line)
+    if kind:
+        log.reports.append((kind, line))
+        return
+    if match := KIND_RE.match(line):
+        log.kinds[match[1]] = (int(match[2]), int(match[3]))
+    elif match := CYCLES_RE.match(line):
+        log.cycles = tuple(int(n) for n in match.groups())
+    elif match := TIME_RE.match(line):
+        log.threads, log.entries, log.seconds = (int(n) for n in match.groups())
+    elif match := FAULT_RE.match(line):
+        log.fault = tuple(int(n) for n in match.groups())
+    elif match := RESULT_RE.match(line):
+        log.results[match[2]] = match[3] or ("not ok" if match[1] else "ok")
+    elif match := STEP_RE.match(line):
+        if match[3] != "ok":
+            log.failed_steps.append(match.groups())
+    elif line == DONE:
+        log.done = True
+
+
+def summary(log, want_threads, want_cycles):
+    """The lines the harness prints about a run."""
+    want = want_threads * want_cycles
+    cycles = "missing" if log.cycles is None else \
+        f"{log.cycles[1]} of {want} ok, {log.cycles[2]} failed " \
+        f"({want_threads} threads x {want_cycles}, {log.entries} entries, {log.seconds} s)"
+    kinds = ", ".join(f"{kind} {ok}/{ok + bad}" for kind, (ok, bad) in log.kinds.items())
+    fault = "missing" if log.fault is None else \
+        "{} requests, {} ok, {} -ENOMEM, {} bad".format(*log.fault)
+    leaks = "missing" if log.leaks is None else f"{log.leaks} unreferenced objects"
+    counts = ", ".join(f"{kind} {log.count(kind)}" for kind, _ in REPORTS)
+    return [
+        f"stress cycles:      {cycles}",
+        f"requests ok:        {kinds or 'missing'}",
+        f"fault injection:    {fault}",
+        f"kmemleak report:    {leaks}",
+        f"kernel reports:     {counts}",
+    ]
