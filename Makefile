@@ -80,7 +80,7 @@ BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools u-boot-qemu
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
 CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
-	gcc-arm-linux-gnueabi binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \
+	gcc-arm-linux-gnueabi libc6-dev-armel-cross binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
 ifeq ($(V),1)
