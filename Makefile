@@ -27,6 +27,10 @@ OUT_NAME ?= $(BOARD_NAME)
 OUT := $(BUILD)/$(OUT_NAME)
 KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
+# The kernel configuration names FWOUT relative to the kernel build directory
+# ("../fw"): the same for every board, so that two build directories of one
+# configuration have the same autoconf.h and share ccache's direct-mode hits.
+FWOUT_FROM_KOUT = $(shell realpath -m --relative-to=$(KOUT) $(FWOUT))
 KERNEL_IMAGE := $(KOUT)/$(BOARD_IMAGE)
 # The device tree: built with the kernel, made by QEMU (dtb = qemu), or none.
 DTB_FILE := $(if $(filter none,$(BOARD_DTB)),,$(if $(filter qemu,$(BOARD_DTB)),$(OUT)/qemu.dtb,$(KOUT)/$(BOARD_DTB)))
@@ -168,7 +172,7 @@ config: tree fw
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(KOUT)/.fwembed-tree; then \
 		if [ -d $(KOUT) ]; then echo '  CLEAN   $(KOUT:$(CURDIR)/%=%) (new kernel tree)'; fi; \
 		rm -rf $(KOUT); mkdir -p $(KOUT); cp $(TREE)/.fwembed-tree $(KOUT)/; fi
-	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR="%s"\n' '$(FWOUT)' > $(OUT)/fwembed.config.tmp
+	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR="%s"\n' '$(FWOUT_FROM_KOUT)' > $(OUT)/fwembed.config.tmp
 	$(Q)cmp -s $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config || \
 		mv $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config
 	$(Q)rm -f $(OUT)/fwembed.config.tmp
