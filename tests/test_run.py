@@ -32,12 +32,12 @@ def test_make_run_verifies_the_sample_list():
     """make run boots the versatile kernel and every sample entry passes."""
     result = make("run")
     assert_ok(result)
-    assert len(PASS_RE.findall(result.stdout)) == 14
+    assert len(PASS_RE.findall(result.stdout)) == 15
     assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
         result.stdout
     assert "  PASS      16384 B  " in result.stdout
     assert "versatile: 10 firmware entries and 1 installed" in result.stdout
-    assert "14 checks passed, 0 failed" in result.stdout
+    assert "15 checks passed, 0 failed" in result.stdout
     assert "  PASS                             [check] debugfs_listing_matches_manifest" in \
         result.stdout
     assert (ROOT / "build" / "versatile" / "console.log").read_text().count("ok ") >= 9
@@ -128,7 +128,7 @@ def test_corrupt_digest_is_rejected_in_qemu():
     assert result.returncode == 1, result.stdout + result.stderr
     fails = [line for line in result.stdout.splitlines() if line.startswith("  FAIL")]
     assert len(fails) == 1 and fails[0].endswith(f"{CORRUPT}  (request failed with error -74)")
-    assert len(PASS_RE.findall(result.stdout)) == 11
+    assert len(PASS_RE.findall(result.stdout)) == 12
     console = (out / "console-corrupt.log").read_text()
     assert f"built-in firmware {CORRUPT}: SHA-256 mismatch, refused" in console
     assert_ok(make("kernel"))
@@ -177,7 +177,7 @@ def test_firmware_linux_free_boots():
     result = make("run", "FIRMWARE_DIR=/lib/firmware")
     assert_ok(result)
     assert f"versatile: {len(files)} firmware entries" in result.stdout
-    assert len(PASS_RE.findall(result.stdout)) == len(files) + 3
+    assert len(PASS_RE.findall(result.stdout)) == len(files) + 4
     assert len(files) >= 26
 
 

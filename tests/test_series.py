@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -186,7 +187,8 @@ def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
     assert boot.returncode == 0, boot.stdout + boot.stderr
     console = (SERIES / "console-empty.log").read_text()
     assert "# fw_builtin_selftest: 0 built-in entries" in console
-    assert "ok 2 into_buf_too_small_fails # SKIP no non-empty entry" in console
+    assert "ok 1 partial_reads # SKIP no non-empty entry" in console
+    assert "ok 3 into_buf_too_small_fails # SKIP no non-empty entry" in console
 
 
 OUT_OF_ORDER_NAME = "zzz-out-of-order.bin"
@@ -197,6 +199,7 @@ OUT_OF_ORDER_DATA = b"out of order\n"
 OUT_OF_ORDER_S = f"""\
 	.section .rodata, "a"
 .Lname:	.asciz "{OUT_OF_ORDER_NAME}"
+	.section .builtin_fw_data, "a"
 .Ldata:	.ascii "out of order\\n"
 .Lend:
 	.section ".builtin_fw.!", "a"
@@ -205,27 +208,61 @@ OUT_OF_ORDER_S = f"""\
 """
 
 
-@pytest.mark.kernel
-def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_path):
-    """A table out of order gets one boot warning; lookup falls back and finds every entry."""
+# An entry whose data lies in .rodata, outside the section that tells
+# release_firmware() not to free it: the kernel must refuse it.
+MISPLACED_NAME = "misplaced-data.bin"
+MISPLACED_S = f"""\
+	.section .rodata, "a"
+.Lname:	.asciz "{MISPLACED_NAME}"
+.Ldata:	.ascii "misplaced\\n"
+.Lend:
+	.section ".builtin_fw.{MISPLACED_NAME}", "a"
+	.balign 4
+	.dc.a .Lname, .Ldata, .Lend - .Ldata, .Lend - .Ldata, 0, 0
+"""
+
+
+def boot_with_extra_object(series_run, tmp_path, name, source):
+    """Boot the final kernel with the sample table plus one hand-made object."""
     out = SERIES / "versatile" / "linux"
     fwdir = tmp_path / "fw"
     shutil.copytree(SERIES / "fw", fwdir)
-    (fwdir / "out-of-order.S").write_text(OUT_OF_ORDER_S)
+    (fwdir / f"{name}.S").write_text(source)
     with open(fwdir / "objects.mk", "a", encoding="utf-8") as objects:
-        objects.write("builtin-fw-objs += out-of-order.o\n")
+        objects.write(f"builtin-fw-objs += {name}.o\n")
     configure(series_run.tree, out, f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
                                     "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
                                     "# CONFIG_FW_LOADER_USER_HELPER is not set\n" + DECODERS)
     images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
     assert images.returncode == 0, images.stderr[-3000:]
-    log = SERIES / "console-unsorted.log"
+    log = SERIES / f"console-{name}.log"
     boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
                "--kernel", out / "arch/arm/boot/zImage",
                "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                "--manifest", fwdir / "manifest.json", "--log", log], ROOT)
+    return boot, log.read_text()
+
+
+@pytest.mark.kernel
+def test_entry_with_data_outside_its_section_is_refused(series_run, tmp_path):
+    """Data the kernel would not know as built in is refused with a warning,
+    never handed out (release_firmware() would vfree() it)."""
+    boot, console = boot_with_extra_object(series_run, tmp_path, "misplaced", MISPLACED_S)
+    assert boot.returncode != 0
+    assert f"built-in firmware {MISPLACED_NAME}: data outside .builtin_fw_data, ignored" \
+        in console
+    assert f'# error=-2 name="{MISPLACED_NAME}"' in console
+    # Only it fails: its own request, and its partial read.
+    assert re.search(r"^# partial: raw=\d+ compressed=\d+ failed=1$", console, re.M)
+    assert re.search(r"^# fw_builtin_selftest: pass:\d+ fail:2 ", console, re.M)
+
+
+@pytest.mark.kernel
+def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_path):
+    """A table out of order gets one boot warning; lookup falls back and finds every entry."""
+    boot, console = boot_with_extra_object(series_run, tmp_path, "out-of-order",
+                                           OUT_OF_ORDER_S)
     assert boot.returncode == 0, boot.stdout + boot.stderr
-    console = log.read_text()
     assert console.count("built-in firmware table is not sorted") == 1
     digest = hashlib.sha256(OUT_OF_ORDER_DATA).hexdigest()
     assert f'# size={len(OUT_OF_ORDER_DATA)} sha256={digest} name="{OUT_OF_ORDER_NAME}"' \

@@ -3,5 +3,9 @@ builtin-fw-objs := table.o \
 	blob-03ac674216f3e15c.o \
 	blob-03ac674216f3e15c-xz.o \
 	blob-e3b0c44298fc1c14.o
+# Data files that each object includes
+builtin-fw-data-blob-03ac674216f3e15c.o := blob-03ac674216f3e15c.bin
+builtin-fw-data-blob-03ac674216f3e15c-xz.o := blob-03ac674216f3e15c-xz.bin
+builtin-fw-data-blob-e3b0c44298fc1c14.o := blob-e3b0c44298fc1c14.bin
 # Decoders the kernel needs for these entries
 builtin-fw-compression := xz
