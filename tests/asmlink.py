@@ -4,6 +4,7 @@ The header comes from the kernel patch series itself, so these tests check
 the generator against the macro the kernel really uses.
 """
 
+import dataclasses
 import hashlib
 import pathlib
 import struct
@@ -11,42 +12,79 @@ import subprocess
 
 from conftest import ROOT
 
-CROSS = "arm-linux-gnueabi-"
 HEADER = "include/linux/builtin_fw.h"
 BASE = 0x10000
-# The same placement as FW_LOADER_BUILT_IN_DATA in vmlinux.lds.h: the linker
-# sorts the per-entry sections by name.
+WORDS = 6  # fields of struct builtin_fw, one machine word each
+
+
+@dataclasses.dataclass(frozen=True)
+class Toolchain:
+    """A Debian cross toolchain (or the host's), by its command prefix."""
+    arch: str
+    prefix: str
+    word: int  # bytes in a pointer and an unsigned long
+
+    def tool(self, name):
+        return f"{self.prefix}{name}"
+
+
+# Every architecture Debian packages a Linux cross toolchain for that the
+# project's boards or checks use: arm and arm64 boards, x86_64 (the host's
+# own gcc), riscv64 as one more 64-bit little-endian assembler.
+ARM = Toolchain("arm", "arm-linux-gnueabi-", 4)
+CROSS = ARM.prefix
+TOOLCHAINS = [ARM, Toolchain("arm64", "aarch64-linux-gnu-", 8),
+              Toolchain("x86_64", "x86_64-linux-gnu-", 8),
+              Toolchain("riscv64", "riscv64-linux-gnu-", 8)]
+
+# The same placement as FW_LOADER_BUILT_IN_DATA in vmlinux.lds.h: the
+# images in a section of their own, then the table, whose per-entry
+# sections the linker sorts by name.
 LINKER_SCRIPT = f"""
 SECTIONS {{
   . = {BASE:#x};
   .rodata : {{ *(.rodata) *(.rodata.*) }}
+  .builtin_fw_data : {{
+    __start_builtin_fw_data = .;
+    KEEP(*(.builtin_fw_data))
+    __end_builtin_fw_data = .;
+  }}
   .builtin_fw : ALIGN(8) {{
     __start_builtin_fw = .;
     KEEP(*(SORT_BY_NAME(.builtin_fw.*)))
     __end_builtin_fw = .;
   }}
-  /DISCARD/ : {{ *(.ARM.attributes) }}
+  /DISCARD/ : {{ *(.ARM.attributes) *(.riscv.attributes) *(.note.*) }}
 }}
 """
 
 
-def header_from_series(workdir):
-    """The text of <linux/builtin_fw.h> after the whole patch series.
+def file_from_series(path, workdir, base=None):
+    """The text of a kernel file after the whole patch series.
 
-    Every patch's hunks for the header are applied in series order, with
-    the real patch tool, to an empty tree.
+    Every patch's hunks for the file are applied in series order, with the
+    real patch tool, to ``base`` (the file as the kernel tarball has it), or
+    to nothing for a file the series creates.
     """
-    tree = pathlib.Path(workdir) / "header-tree"
-    tree.mkdir(parents=True, exist_ok=True)
+    tree = pathlib.Path(workdir) / "series-tree"
+    target = tree / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if base is not None:
+        target.write_text(base)
     series = (ROOT / "kernel-patch" / "series").read_text().split()
     for name in series:
         text = (ROOT / "kernel-patch" / name).read_text()
         for chunk in text.split("\ndiff --git ")[1:]:
-            if chunk.startswith(f"a/{HEADER} b/{HEADER}"):
+            if chunk.startswith(f"a/{path} b/{path}"):
                 diff = "diff --git " + chunk.split("\n-- \n")[0]
                 subprocess.run(["patch", "-p1", "-s", "-d", str(tree)], input=diff,
                                text=True, check=True)
-    return (tree / HEADER).read_text()
+    return target.read_text()
+
+
+def header_from_series(workdir):
+    """The text of <linux/builtin_fw.h> after the whole patch series."""
+    return file_from_series(HEADER, workdir)
 
 
 def run(cmd, cwd):
@@ -56,7 +94,7 @@ def run(cmd, cwd):
     return result.stdout
 
 
-def assemble_and_link(outdirs, workdir):
+def assemble_and_link(outdirs, workdir, toolchain=ARM):
     """Assemble every .S in the output directories, link them, return the ELF."""
     if isinstance(outdirs, (str, pathlib.Path)):
         outdirs = [outdirs]
@@ -65,33 +103,43 @@ def assemble_and_link(outdirs, workdir):
     (include / HEADER.split("/", 1)[1]).write_text(header_from_series(workdir))
     objects = []
     for n, outdir in enumerate(outdirs):
-        objects += assemble(outdir, include, workdir / f"obj{n}")
+        objects += assemble(outdir, include, workdir / f"obj{n}", toolchain)
+    return link(objects, workdir, toolchain)
+
+
+def link(objects, workdir, toolchain=ARM):
+    """Link objects with the kernel's placement of the table; return the ELF."""
     script = workdir / "fw.lds"
     script.write_text(LINKER_SCRIPT)
     elf = workdir / "fw.elf"
-    run([f"{CROSS}ld", "-T", script, "-o", elf, *objects], cwd=workdir)
+    run([toolchain.tool("ld"), "-T", script, "-o", elf, *objects], cwd=workdir)
     return elf
 
 
-def assemble(outdir, include, objdir):
+def assemble(outdir, include, objdir, toolchain=ARM, sources=None):
+    """Assemble the .S files of outdir (or those given) as Kbuild would."""
     objdir.mkdir(parents=True, exist_ok=True)
     objects = []
-    for source in sorted(pathlib.Path(outdir).glob("*.S")):
+    for source in sources or sorted(pathlib.Path(outdir).glob("*.S")):
         obj = objdir / (source.stem + ".o")
-        run([f"{CROSS}gcc", "-D__ASSEMBLY__", "-I", include, f"-Wa,-I{outdir}",
+        run([toolchain.tool("gcc"), "-D__ASSEMBLY__", "-I", include, f"-Wa,-I{outdir}",
              "-c", source, "-o", obj], cwd=objdir)
         objects.append(obj)
     return objects
 
 
-def read_table(elf):
-    """Return [(name, data bytes, size, stored_size, compression, digest)]."""
+def read_table(elf, toolchain=ARM):
+    """Return [(name, data bytes, size, stored_size, compression, digest)].
+
+    Every entry's data must lie in the built-in data section, as the
+    kernel requires.
+    """
     symbols = {}
-    for line in run([f"{CROSS}nm", elf], cwd=elf.parent).splitlines():
+    for line in run([toolchain.tool("nm"), elf], cwd=elf.parent).splitlines():
         addr, _, name = line.split()
         symbols[name] = int(addr, 16)
     image_path = elf.with_suffix(".bin")
-    run([f"{CROSS}objcopy", "-O", "binary", elf, image_path], cwd=elf.parent)
+    run([toolchain.tool("objcopy"), "-O", "binary", elf, image_path], cwd=elf.parent)
     image = image_path.read_bytes()
 
     def at(addr, length):
@@ -101,11 +149,16 @@ def read_table(elf):
         end = image.index(b"\0", addr - BASE)
         return image[addr - BASE:end].decode("ascii")
 
+    entry = WORDS * toolchain.word
+    layout = "<" + ("I" if toolchain.word == 4 else "Q") * WORDS
+    data_start = symbols["__start_builtin_fw_data"]
+    data_end = symbols["__end_builtin_fw_data"]
     table = []
     start, end = symbols["__start_builtin_fw"], symbols["__end_builtin_fw"]
-    assert (end - start) % 24 == 0
-    for addr in range(start, end, 24):
-        name, data, size, stored, comp, digest = struct.unpack("<6I", at(addr, 24))
+    assert (end - start) % entry == 0
+    for addr in range(start, end, entry):
+        name, data, size, stored, comp, digest = struct.unpack(layout, at(addr, entry))
+        assert data_start <= data and data + stored <= data_end, cstring(name)
         table.append((cstring(name), at(data, stored), size, stored, comp,
                       at(digest, 32) if digest else None))
     return table
