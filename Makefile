@@ -82,10 +82,12 @@ BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz
 # mkimage and the device tree compiler it runs for FIT images; mtools for the
 # boot disk; Debian's U-Boot builds for QEMU.
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools u-boot-qemu
-# make check boots every board: the 64-bit one needs the arm64 cross compiler.
+# make check boots every board: the 64-bit ARM one needs the arm64 cross
+# compiler, the PC one QEMU's x86 system emulator. The table is also
+# assembled for riscv64, one more architecture's assembler.
 CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
 	gcc-arm-linux-gnueabi libc6-dev-armel-cross binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-x86 gcc-riscv64-linux-gnu
 
 ifeq ($(V),1)
 Q :=

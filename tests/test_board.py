@@ -90,7 +90,7 @@ def test_merge_replaces_overridden_lines(tmp_path):
     assert dotconfig.read_text() == "CONFIG_C=y\nCONFIG_A=y\n# CONFIG_B is not set\n"
 
 
-@pytest.mark.parametrize("name", ["versatile", "vexpress-a9", "virt64", "virt-uboot"])
+@pytest.mark.parametrize("name", ["versatile", "vexpress-a9", "virt64", "virt-uboot", "x86_64"])
 def test_every_shipped_board_loads(name):
     """Each board folder in boards/ passes the checks 'make' runs first."""
     result = run_fwembed("board", ROOT / "boards" / name)
@@ -101,7 +101,7 @@ def test_every_shipped_board_loads(name):
 def test_boards_folder_holds_only_tested_boards():
     """A new board folder must be added to the test lists above and in test_boards.py."""
     assert sorted(p.name for p in (ROOT / "boards").iterdir() if p.is_dir()) == \
-        ["versatile", "vexpress-a9", "virt-uboot", "virt64"]
+        ["versatile", "vexpress-a9", "virt-uboot", "virt64", "x86_64"]
 
 
 def edit_cfg(board, old, new):

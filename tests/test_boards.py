@@ -25,7 +25,7 @@ def assert_ok(result):
 
 
 @pytest.mark.parametrize("board,checks", [("vexpress-a9", 15), ("virt64", 15),
-                                          ("virt-uboot", 16)])
+                                          ("virt-uboot", 16), ("x86_64", 17)])
 def test_make_run_verifies_every_entry_on_the_board(board, checks):
     """make run BOARD=... boots the board and every sample entry passes."""
     result = make("run", f"BOARD={board}")
@@ -33,6 +33,16 @@ def test_make_run_verifies_every_entry_on_the_board(board, checks):
     assert len(PASS_RE.findall(result.stdout)) == checks
     assert f"{board}: 10 firmware entries and 1 installed" in result.stdout
     assert f"{checks} checks passed, 0 failed" in result.stdout
+
+
+def test_x86_64_extra_firmware_loads_beside_the_generated_table():
+    """Both CONFIG_EXTRA_FIRMWARE files of the x86_64 board, one with a comma in
+    its name, reach the self-test byte for byte through the same lookup."""
+    console = (BUILD / "x86_64" / "console.log").read_text(errors="replace")
+    for path in sorted((ROOT / "boards" / "x86_64" / "extra-firmware").iterdir()):
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        assert f'# size={len(data)} sha256={digest} name="{path.name}"' in console
 
 
 def test_virt64_table_uses_the_64_bit_layout():
