@@ -5,6 +5,9 @@
  * debugfs, limits failslab and fail_page_alloc to tasks that ask for
  * failures (the stress test's fault thread), then has the kernel's
  * fw_builtin_stress run its stress test and its fault injection test,
+ * has every built-in entry registered for the firmware cache and runs a
+ * test suspend, which caches them all and uncaches them after resume, with
+ * the firmware loader's cache and uncache debug lines on the console, then
  * asks kmemleak for two scans and copies its report to the console between
  * two marker lines, and ends the emulation. Kernel messages stay on the
  * console: the harness counts sanitizer reports there. Every step prints
@@ -21,6 +24,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -28,12 +32,17 @@
 #include <unistd.h>
 
 #define DEBUGFS "/debug"
+#define SYSLOG_ACTION_CONSOLE_LEVEL 8
 #define STRESS DEBUGFS "/fw_builtin_stress"
 #define KMEMLEAK DEBUGFS "/kmemleak"
 /* Percent of the fault thread's allocations that fail. */
 #define FAULT_PROBABILITY "10"
 /* kmemleak reports only objects older than 5 s: let the last ones age. */
 #define KMEMLEAK_AGE 6
+/* The firmware cache uncaches 10 s after resume; allow for slow emulation. */
+#define UNCACHE_WAIT 30
+/* The firmware loader's own pr_debug lines for caching and uncaching */
+#define FW_CACHE_DEBUG "func cache_firmware +p; func uncache_firmware +p"
 
 static int put(const char *path, const char *value)
 {
@@ -96,6 +105,31 @@ static void print_file(const char *path, const char *what)
 	close(fd);
 }
 
+/*
+ * Register every built-in entry for the firmware cache, then suspend only
+ * as far as freezing tasks (pm_test "freezer"): the PM notifiers still run,
+ * so the loader caches every registered name before and uncaches it after.
+ * A compressed entry is decoded into the cache; kmemleak then shows
+ * whether all of it was freed.
+ */
+static void firmware_cache_cycle(void)
+{
+	mkdir("/sys", 0755);
+	if (mount("sysfs", "/sys", "sysfs", 0, NULL) != 0)
+		perror("fwembed-stress: mount sysfs");
+	put(DEBUGFS "/dynamic_debug/control", FW_CACHE_DEBUG);
+	/* Let the debug lines, KERN_DEBUG, reach the console. */
+	klogctl(SYSLOG_ACTION_CONSOLE_LEVEL, NULL, 8);
+	put(STRESS, "cache");
+	put("/sys/power/pm_test", "freezer");
+	put("/sys/power/state", "freeze");
+	printf("fwembed-stress: waiting %d s for the firmware cache to uncache\n",
+	       UNCACHE_WAIT);
+	fflush(stdout);
+	sleep(UNCACHE_WAIT);
+	klogctl(SYSLOG_ACTION_CONSOLE_LEVEL, NULL, 7);
+}
+
 /* Semihosting SYS_EXIT with ADP_Stopped_ApplicationExit: QEMU exits with 0. */
 static void semihosting_exit(void)
 {
@@ -123,6 +157,7 @@ int main(void)
 		printf("fwembed-stress: fault injection not set up, fault test skipped\n");
 	else
 		put(STRESS, "fault");
+	firmware_cache_cycle();
 
 	sleep(KMEMLEAK_AGE);
 	put(KMEMLEAK, "scan");
