@@ -21,7 +21,6 @@ It prints one table and writes bench/results/memory.json.
 
 import json
 import pathlib
-import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -31,6 +30,7 @@ from benchlib import BUILD, CROSS, ROOT, TREE, BenchError  # noqa: E402
 import build  # noqa: E402  pylint: disable=wrong-import-position
 
 sys.path.insert(0, str(ROOT / "tools"))
+from fwembedlib import emit  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = BUILD / "bench-memory"
@@ -84,9 +84,9 @@ def per_entry():
     name_bytes = sum(len(n) + 1 for n in names)
     HERE.mkdir(parents=True, exist_ok=True)
     old = link(route_objects(build.HERE / "linux-6.1-route", "**/*.gen.o"), HERE / "61.elf")
-    objects_mk = (build.HERE / "fw" / "objects.mk").read_text()
+    objects = emit.objects_in_mk((build.HERE / "fw" / "objects.mk").read_text())
     gen = build.HERE / "fwembed-route" / build.BUILTIN / "generated"
-    new = link([gen / o for o in re.findall(r"\S+\.o\b", objects_mk)], HERE / "fwembed.elf")
+    new = link([gen / o for o in objects], HERE / "fwembed.elf")
     return {"linux_6_1": overhead(old, len(names), data, name_bytes),
             "fwembed": overhead(new, len(names), data, name_bytes)}
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 from conftest import ROOT, run_fwembed, snapshot, write_list
+from fwembedlib import emit
 
 GOLDEN_INPUT = ROOT / "tests" / "data" / "golden-input"
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -23,6 +24,15 @@ def test_golden_outputs(tmp_path):
     gen_list(GOLDEN_INPUT / "firmware.list", tmp_path / "out")
     for golden in sorted(GOLDEN.iterdir()):
         assert (tmp_path / "out" / golden.name).read_text() == golden.read_text(), golden.name
+
+
+def test_objects_mk_is_read_back():
+    """objects_in_mk() returns exactly the objects objects_mk() lists, not the
+    data-file lines that follow them."""
+    text = (GOLDEN / "objects.mk").read_text()
+    assert emit.objects_in_mk(text) == ["table.o", "blob-03ac674216f3e15c.o",
+                                        "blob-03ac674216f3e15c-xz.o",
+                                        "blob-e3b0c44298fc1c14.o"]
 
 
 def test_identical_content_is_stored_once(tmp_path):

@@ -110,6 +110,18 @@ def objects_mk(blobs):
         f"builtin-fw-compression :={''.join(' ' + e for e in encodings)}\n"
 
 
+def objects_in_mk(text):
+    """The objects that an objects.mk written by objects_mk() links in."""
+    lines = iter(text.splitlines())
+    for line in lines:
+        if line.startswith("builtin-fw-objs :="):
+            words = line.split(":=", 1)[1].split()
+            while words and words[-1] == "\\":
+                words = words[:-1] + next(lines).split()
+            return words
+    return []
+
+
 def names(rows):
     """names.txt: every firmware name, one per line, for the kernel's checks."""
     return "".join(f"{entry.name}\n" for entry, _ in rows)
