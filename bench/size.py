@@ -7,11 +7,12 @@ firmware-linux-free fills), boots it through 'make run' (which verifies
 every entry in QEMU), and measures what the firmware costs the kernel for
 as long as it runs, from the ELF objects that were linked into vmlinux:
 
-data     the stored bytes (the .rodata of every
-         blob-*.o, less its 32-byte digest)
+data     the stored bytes (the .builtin_fw_data of every blob-*.o),
+         which must add up to the stored sizes the manifest records
 table    the struct builtin_fw entries (the .builtin_fw.* sections)
-names    the name strings (the .rodata of table.o)
+names    the name strings (the mergeable .rodata.str1.1 of table.o)
 digests  one SHA-256 per stored form, for CONFIG_FW_LOADER_BUILTIN_VERIFY
+         (the .rodata of every blob-*.o)
 
 "resident" is data + table + names; the padding that aligns each raw blob
 to 16 bytes is not in it ('make report' measures it, as part of the whole
@@ -32,6 +33,7 @@ from benchlib import ROOT, BenchError  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 
+from fwembedlib import emit  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
 
 SETTINGS = ("none", "xz", "zstd", "auto")
@@ -46,8 +48,8 @@ def section_sizes(path, predicate):
 
 def linked_blobs(objects_mk, generated):
     """The blob objects that objects.mk links in; older ones may linger."""
-    names = re.findall(r"\bblob-[0-9a-f]+(?:-xz|-zstd)?\.o\b", objects_mk.read_text())
-    return [generated / name for name in sorted(set(names))]
+    names = emit.objects_in_mk(objects_mk.read_text())
+    return [generated / name for name in sorted(set(names)) if name.startswith("blob-")]
 
 
 def measure_objects(objects_mk, generated):
@@ -55,13 +57,12 @@ def measure_objects(objects_mk, generated):
     blobs = linked_blobs(objects_mk, generated)
     if not blobs:
         raise BenchError(objects_mk, "no blob objects")
-    stored = sum(section_sizes(b, lambda n: n == ".rodata") for b in blobs)
     table_o = generated / "table.o"
     return {
-        "data": stored - DIGEST * len(blobs),
-        "digests": DIGEST * len(blobs),
+        "data": sum(section_sizes(b, lambda n: n == ".builtin_fw_data") for b in blobs),
+        "digests": sum(section_sizes(b, lambda n: n == ".rodata") for b in blobs),
         "table": section_sizes(table_o, lambda n: n.startswith(".builtin_fw.")),
-        "names": section_sizes(table_o, lambda n: n == ".rodata"),
+        "names": section_sizes(table_o, lambda n: n.startswith(".rodata.str")),
         "blobs": len(blobs),
     }
 
@@ -80,6 +81,10 @@ def measure(make, fwdir, setting):
     row["raw"] = sum(e["size"] for e in manifest)
     # Stored bytes in the image: once per stored form, however many names.
     row["stored"] = sum({e["blob"]: e["stored_size"] for e in manifest}.values())
+    if row["data"] != row["stored"] or row["digests"] != DIGEST * row["blobs"]:
+        raise BenchError(out / "fw", f"objects hold {row['data']} data and {row['digests']} "
+                         f"digest bytes; the manifest says {row['stored']} stored bytes in "
+                         f"{row['blobs']} blobs")
     row["resident"] = row["data"] + row["table"] + row["names"]
     memory = MEMORY_RE.search((out / "console.log").read_text(errors="replace"))
     if not memory:

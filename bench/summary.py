@@ -83,7 +83,7 @@ def size_rows(r):
     for setting in ("xz", "zstd", "auto"):
         if setting in res and "none" in res:
             out.append(row("memory", f"compression {setting}: resident, {res[setting]['entries']}"
-                           " firmware-linux-free files", "bytes", res[setting]["resident"],
+                           f" files of {r['firmware_dir']}", "bytes", res[setting]["resident"],
                            "raw", res["none"]["resident"]))
     return out
 
