@@ -90,7 +90,8 @@ def readelf_sections(elf, tool):
 
 
 def ours(elf):
-    return [(s.name, s.addr, s.size, s.allocated) for s in read_sections(elf) if s.type]
+    return [(s.name, s.addr, s.size, s.allocated) for s in read_sections(elf)
+            if s.type != "SHT_NULL"]
 
 
 def test_elf_sections_agree_with_readelf_32_bit(fwtree, tmp_path):
