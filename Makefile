@@ -44,6 +44,8 @@ UBOOT_DISK := $(OUT)/disk.img
 SOURCE_DATE_EPOCH ?= 0
 
 FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
+# The test harness: booting boards in QEMU and judging their logs.
+HARNESS := $(PYTHON) $(CURDIR)/harness/fwembed-harness
 # make firmware_install: where the entries marked install=yes go
 # (INSTALL_FW_ALL=1: every entry).
 INSTALL_FW_PATH ?= $(OUT)/firmware-install
@@ -219,7 +221,7 @@ initramfs: kernel
 # A board with boot = uboot runs U-Boot in QEMU, which boots the FIT from the
 # boot disk; any other board's kernel is loaded by QEMU itself.
 run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
-	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) \
+	$(Q)$(HARNESS) boot --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) \
 		$(if $(filter uboot,$(BOARD_BOOT)),--disk $(UBOOT_DISK),$(if $(DTB_FILE),--dtb $(DTB_FILE))) \
 		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log \
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
@@ -232,7 +234,7 @@ dtb: kernel
 ifeq ($(BOARD_DTB),qemu)
 	$(Q)if [ ! -f $(DTB_FILE) ] || [ $(BOARD_DIR)/board.cfg -nt $(DTB_FILE) ]; then \
 		echo '  DTB     $(DTB_FILE:$(CURDIR)/%=%) (QEMU dumpdtb)'; \
-		$(FWEMBED) dumpdtb --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) --out $(DTB_FILE) \
+		$(HARNESS) dumpdtb --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) --out $(DTB_FILE) \
 			>/dev/null; fi
 endif
 

@@ -10,14 +10,21 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOOLS = ROOT / "tools"
 FWEMBED = TOOLS / "fwembed"
+HARNESS = ROOT / "harness" / "fwembed-harness"
 PYTHON = "/usr/bin/python3"
-sys.path.insert(0, str(TOOLS))
+sys.path[:0] = [str(TOOLS), str(ROOT / "harness")]
 
 
 def run_fwembed(*args, cwd=None):
-    """Run the real command line; return the CompletedProcess."""
+    """Run the product's real command line; return the CompletedProcess."""
     return subprocess.run([PYTHON, str(FWEMBED), *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, check=False)
+
+
+def run_harness(*args, timeout=None):
+    """Run the harness's command line; return the CompletedProcess."""
+    return subprocess.run([PYTHON, str(HARNESS), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture

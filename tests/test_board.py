@@ -9,6 +9,7 @@ from conftest import ROOT, run_fwembed
 from fwembedlib.board import load_board
 from fwembedlib.errors import FwembedError
 from fwembedlib.kconfig import check_fragments, merge_fragments
+from fwharness.qemu import qemu_command
 
 VERSATILE = ROOT / "boards" / "versatile"
 
@@ -23,7 +24,7 @@ def board(tmp_path):
 def test_versatile_board_loads():
     """The shipped board folder is complete and its QEMU command expands."""
     board = load_board(VERSATILE)
-    cmd = board.qemu_command("/k/zImage", "/k/pb.dtb")
+    cmd = qemu_command(board, "/k/zImage", "/k/pb.dtb")
     assert cmd[0] == "qemu-system-arm" and "-no-reboot" in cmd
     assert cmd[cmd.index("-append") + 1] == "console=ttyAMA0 panic=-1"
 

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, PYTHON, ROOT, make
+from conftest import HARNESS, PYTHON, ROOT, make
 from fwembedlib.elf import read_sections
 
 pytestmark = pytest.mark.kernel
@@ -63,7 +63,7 @@ def test_virt_uboot_refuses_a_fit_with_a_flipped_bit(tmp_path):
     bad = tmp_path / "disk.img"
     bad.write_bytes(disk)
     result = subprocess.run(
-        [PYTHON, str(FWEMBED), "boot", "--board", str(ROOT / "boards" / "virt-uboot"),
+        [PYTHON, str(HARNESS), "boot", "--board", str(ROOT / "boards" / "virt-uboot"),
          "--kernel", "unused", "--disk", str(bad), "--initrd", str(out / "initramfs.cpio"),
          "--manifest", str(out / "fw" / "manifest.json"), "--log", str(tmp_path / "log")],
         capture_output=True, text=True, timeout=300, check=False)
@@ -82,7 +82,7 @@ def test_versatile_boots_from_a_uimage():
     assert "Image Type:   ARM Linux Kernel Image (uncompressed)" in listing
     assert "Load Address: 00008000" in listing
     result = subprocess.run(
-        [PYTHON, str(FWEMBED), "boot", "--board", str(ROOT / "boards" / "versatile"),
+        [PYTHON, str(HARNESS), "boot", "--board", str(ROOT / "boards" / "versatile"),
          "--kernel", str(out / "uImage"),
          "--dtb", str(out / "linux" / "arch" / "arm" / "boot" / "dts" / "versatile-pb.dtb"),
          "--initrd", str(out / "initramfs.cpio"), "--manifest", str(out / "fw" / "manifest.json"),

@@ -1,13 +1,12 @@
 """The self-test KTAP parser and the verdicts, on recorded console logs."""
 
-import json
-
 from conftest import ROOT
-from fwembedlib import ktap
-from fwembedlib.verify import format_verdict, verdicts
+from fwembedlib.manifest import ManifestEntry, read
+from fwharness import ktap
+from fwharness.verify import format_verdict, verdicts
 
 DATA = ROOT / "tests" / "data"
-MANIFEST = json.loads((DATA / "versatile-manifest.json").read_text())["entries"]
+MANIFEST = read(DATA / "versatile-manifest.json")
 
 
 def parse(name):
@@ -81,8 +80,8 @@ def test_extra_builtin_entries_are_listed():
 
 def test_install_only_entries_are_not_expected_at_boot():
     """A manifest entry with "builtin": false gets no verdict: it is not built in."""
-    installed = {"name": "fs/only.bin", "size": 1, "sha256": "00" * 32, "stored_size": 1,
-                 "compression": "none", "blob": None, "builtin": False}
+    installed = ManifestEntry(name="fs/only.bin", size=1, sha256="00" * 32, stored_size=1,
+                              builtin=False)
     results = verdicts(MANIFEST + [installed], parse("boot-pass.log"))
     assert len(results) == 9 and all(v.passed for v in results)
 

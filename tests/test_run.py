@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, PYTHON, ROOT, make
+from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make
 
 pytestmark = pytest.mark.kernel
 VMLINUX = ROOT / "build" / "versatile" / "linux" / "vmlinux"
@@ -92,7 +92,7 @@ def test_builtin_firmware_wins_over_the_filesystem(tmp_path):
                        (tmp_path / "testfs.cpio").read_bytes())
     log = tmp_path / "console.log"
     result = subprocess.run(
-        [PYTHON, FWEMBED, "boot", "--board", ROOT / "boards" / "versatile",
+        [PYTHON, HARNESS, "boot", "--board", ROOT / "boards" / "versatile",
          "--kernel", out / "linux/arch/arm/boot/zImage",
          "--dtb", out / "linux/arch/arm/boot/dts/versatile-pb.dtb", "--initrd", initrd,
          "--manifest", out / "fw/manifest.json", "--log", log],
@@ -120,7 +120,7 @@ def test_corrupt_digest_is_rejected_in_qemu():
     out = ROOT / "build" / "versatile"
     # No test initramfs: its listing shows the table's digest, wrong on purpose.
     result = subprocess.run(
-        [PYTHON, FWEMBED, "boot", "--board", ROOT / "boards" / "versatile",
+        [PYTHON, HARNESS, "boot", "--board", ROOT / "boards" / "versatile",
          "--kernel", out / "linux/arch/arm/boot/zImage",
          "--dtb", out / "linux/arch/arm/boot/dts/versatile-pb.dtb",
          "--manifest", out / "fw/manifest.json", "--log", out / "console-corrupt.log"],

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, PYTHON, ROOT, make
+from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make
 from test_patches import series
 
 SERIES = ROOT / "build" / "series"
@@ -108,7 +108,7 @@ def series_run():
     else:
         images = kmake(tree, out, "zImage", "versatile-pb.dtb")
         assert images.returncode == 0, images.stderr[-3000:]
-        run.boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+        run.boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                        "--kernel", out / "arch/arm/boot/zImage",
                        "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                        "--manifest", fwdir / "manifest.json",
@@ -179,7 +179,7 @@ def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
     assert images.returncode == 0, images.stderr[-3000:]
     manifest = tmp_path / "manifest.json"
     manifest.write_text('{"fwembed_manifest": 1, "entries": []}\n')
-    boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+    boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                "--kernel", out / "arch/arm/boot/zImage",
                "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                "--manifest", manifest, "--log", SERIES / "console-empty.log"], ROOT)
@@ -220,7 +220,7 @@ def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_p
     images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
     assert images.returncode == 0, images.stderr[-3000:]
     log = SERIES / "console-unsorted.log"
-    boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+    boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                "--kernel", out / "arch/arm/boot/zImage",
                "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                "--manifest", fwdir / "manifest.json", "--log", log], ROOT)

@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from conftest import ROOT, run_fwembed
-from fwembedlib import ubootlog
 from fwembedlib.board import load_board
 from fwembedlib.uboot import its_text
+from fwharness import ubootlog
 
 DATA = ROOT / "tests" / "data"
 VIRT_UBOOT = ROOT / "boards" / "virt-uboot"

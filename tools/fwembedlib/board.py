@@ -66,20 +66,6 @@ class Board:
     def timeout(self):
         return float(self.settings["timeout"])
 
-    def qemu_command(self, kernel, dtb, cmdline=None, initrd=None, disk=None):
-        """The QEMU argument list, with the placeholders filled in.
-
-        ``-initrd {initrd}`` is dropped when there is no initramfs to pass.
-        """
-        values = {"kernel": str(kernel), "dtb": str(dtb), "initrd": str(initrd or ""),
-                  "cmdline": cmdline or self.settings["cmdline"],
-                  "uboot": self.settings.get("uboot", ""), "disk": str(disk or "")}
-        args = shlex.split(self.settings["qemu"])
-        if not initrd and "{initrd}" in args:
-            at = args.index("{initrd}")
-            del args[at - 1:at + 1]
-        return [arg.format(**values) for arg in args]
-
     def describe(self):
         return "".join(f"{key} = {self.settings[key]}\n" for key in REQUIRED + OPTIONAL
                        if key in self.settings)

@@ -1,61 +1,34 @@
-"""fwembed boot: boot a board's kernel in QEMU and verify every entry.
+"""fwembed-harness boot: boot a board's kernel in QEMU and verify every entry.
 
-The QEMU command comes from the board folder and is printed before it runs,
-so it can be pasted and run again. The console is copied to the log file as
-it arrives. The guest exits by itself (panic=-1 or a reboot, with QEMU's
--no-reboot); a boot that takes longer than the board's timeout times the
-multiplier is stopped and counts as failed.
+The QEMU command comes from the board folder (qemu.py). A boot that takes
+longer than the board's timeout times the multiplier is stopped and counts
+as failed. Each check prints one PASS or FAIL line, then a summary line.
 """
 
 import shlex
-import subprocess
 import sys
-import threading
 import time
 
+from fwembedlib.board import load_board
+from fwembedlib.errors import FwembedError
+from fwembedlib.manifest import read as read_manifest
+
 from . import ktap, listing, ubootlog
-from .board import load_board
-from .errors import FwembedError
-from .verify import Verdict, builtin_entries, format_verdict, load_manifest, verdicts
-
-
-def run_qemu(command, log_path, timeout):
-    """Run QEMU, teeing its output to ``log_path``; return (lines, timed_out)."""
-    lines = []
-    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace")
-
-        def pump():
-            for line in proc.stdout:
-                log.write(line)
-                log.flush()
-                lines.append(line)
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        try:
-            proc.wait(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            timed_out = True
-        reader.join(timeout=5)
-    return lines, timed_out, proc.returncode
+from .qemu import announce, qemu_command, run_qemu
+from .verify import Verdict, builtin_entries, format_verdict, verdicts
 
 
 def boot_and_verify(args):
     board = load_board(args.board)
-    manifest = load_manifest(args.manifest)
+    manifest = read_manifest(args.manifest)
     disk = getattr(args, "disk", None)
     if board.boot == "uboot" and not disk:
         raise FwembedError(board.folder, "this board boots through U-Boot: "
                                          "give its boot disk (--disk)")
-    command = board.qemu_command(args.kernel, args.dtb or "", initrd=args.initrd, disk=disk)
+    command = qemu_command(board, args.kernel, args.dtb or "", initrd=args.initrd, disk=disk)
     command += shlex.split(args.qemu_extra)
     timeout = board.timeout * args.timeout_multiplier
-    print(f"  QEMU    {shlex.join(command)}", flush=True)
+    announce(command)
     start = time.monotonic()
     lines, timed_out, status = run_qemu(command, args.log, timeout)
     elapsed = time.monotonic() - start
