@@ -81,9 +81,9 @@ KMAKE = $(call kmake,$(KOUT))
 # Debian packages: what every build needs, and what 'make check' needs too.
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
 	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
-# mkimage and the device tree compiler it runs for FIT images; mtools for the
-# boot disk; Debian's U-Boot builds for QEMU.
-UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools u-boot-qemu
+# mkimage and the device tree compiler it runs for FIT images; sfdisk and
+# mtools for the boot disk; Debian's U-Boot builds for QEMU.
+UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
 CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
 	gcc-arm-linux-gnueabi libc6-dev-armel-cross binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \

@@ -120,6 +120,23 @@ def test_boot_disk_holds_script_and_fit_in_a_bootable_partition(tmp_path, parts)
         in script
 
 
+def test_boot_disk_is_reproducible(tmp_path, monkeypatch):
+    """Two disks from one FIT are identical: sfdisk is given the disk identifier."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    fit = tmp_path / "in.fit"
+    fit.write_bytes(b"FIT" * 1000)
+    disks = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        result = run_fwembed("uboot-disk", "--board", VIRT_UBOOT, "--fit", fit,
+                             "--out", tmp_path / name / "disk.img")
+        assert result.returncode == 0, result.stderr
+        assert "  RUN     sfdisk " in result.stdout
+        disks.append((tmp_path / name / "disk.img").read_bytes())
+    assert disks[0] == disks[1]
+    assert disks[0][440:444] == (0x66776D62).to_bytes(4, "little")
+
+
 def test_uboot_log_with_every_hash_verified_passes():
     """A recorded U-Boot boot that checked kernel, ramdisk and fdt passes."""
     lines = (DATA / "uboot-fit-good.log").read_text().splitlines()

@@ -1,7 +1,7 @@
 """U-Boot images: legacy uImage, FIT, boot script and the boot disk.
 
-Every image is made by U-Boot's own mkimage, and the boot disk's FAT
-filesystem by mtools, without root. Each command is printed before it
+Every image is made by U-Boot's own mkimage, the boot disk's partition
+table by sfdisk and its FAT filesystem by mtools, all without root. Each command is printed before it
 runs. The texts (.its source, boot script) are pure functions of their
 arguments, so that they are reproducible; mkimage's timestamps come from
 SOURCE_DATE_EPOCH, which the caller sets (the Makefile sets it to 0).
@@ -15,7 +15,6 @@ FIT, which U-Boot's distro boot finds on the virtio disk.
 import os
 import pathlib
 import shutil
-import struct
 import subprocess
 import tempfile
 
@@ -30,7 +29,8 @@ SCRIPT_NAME = "boot.scr"
 SECTOR = 512
 # The partition starts at 1 MiB, as partitioning tools place it.
 PARTITION_START = 2048
-MBR_FAT32_LBA = 0x0C
+# The partition type: FAT32 with LBA addressing.
+FAT32_LBA = "c"
 
 
 def mkimage_arch(board):
@@ -140,11 +140,12 @@ def boot_script_text(board):
             "reset\n")
 
 
-def mbr(partition_sectors):
-    """A master boot record with one bootable FAT partition at 1 MiB."""
-    entry = struct.pack("<B3sB3sII", 0x80, b"\xfe\xff\xff", MBR_FAT32_LBA, b"\xfe\xff\xff",
-                        PARTITION_START, partition_sectors)
-    return bytes(446) + entry + bytes(16 * 3) + b"\x55\xaa"
+def partition_table(sectors, serial):
+    """The sfdisk script of the boot disk: an MBR (DOS) label whose disk
+    identifier is fixed, so that the disk is reproducible, and one bootable
+    FAT partition at 1 MiB."""
+    return (f"label: dos\nlabel-id: 0x{serial:08x}\n"
+            f"start={PARTITION_START}, size={sectors}, type={FAT32_LBA}, bootable\n")
 
 
 def make_disk(board, fit, out, serial=0x66776D62):
@@ -170,9 +171,13 @@ def make_disk(board, fit, out, serial=0x66776D62):
         fit_copy = work / FIT_NAME
         shutil.copyfile(fit, fit_copy)
         run(["mcopy", "-i", str(part), str(script), str(fit_copy), "::/"], "mcopy")
-        with atomic.replacing(out) as tmp, open(tmp, "wb") as disk:
-            disk.write(mbr(sectors).ljust(PARTITION_START * SECTOR, b"\0"))
-            disk.write(part.read_bytes())
+        with atomic.replacing(out) as tmp:
+            os.truncate(tmp, (PARTITION_START + sectors) * SECTOR)
+            run(["sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", str(tmp)], "sfdisk",
+                stdin=partition_table(sectors, serial))
+            with open(tmp, "r+b") as disk:
+                disk.seek(PARTITION_START * SECTOR)
+                disk.write(part.read_bytes())
         atomic.write_file(out.with_name(SCRIPT_NAME), script.read_bytes())
         atomic.write_file(out.with_name("boot.cmd"), cmd.read_bytes())
     finally:
