@@ -74,8 +74,16 @@ def test_unreported_entries_fail():
 
 def test_extra_builtin_entries_are_listed():
     """Entries built in by other means (EXTRA_FIRMWARE) appear as extra verdicts."""
-    results = verdicts(MANIFEST[:-1], parse("boot-pass.log"))
+    results = verdicts(MANIFEST[:-1], parse("boot-pass.log"),
+                       extra_firmware={"fwembed/seven.bin"})
     assert results[6].name == "fwembed/seven.bin" and results[6].passed
+
+
+def test_entry_unknown_to_the_manifest_fails():
+    """A kernel entry that neither the manifest nor --extra-firmware names fails."""
+    results = verdicts(MANIFEST[:-1], parse("boot-pass.log"))
+    assert results[6].name == "fwembed/seven.bin" and not results[6].passed
+    assert results[6].why == "not in the manifest: a stale or foreign table entry"
 
 
 def test_install_only_entries_are_not_expected_at_boot():

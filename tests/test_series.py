@@ -112,6 +112,7 @@ def series_run():
                        "--kernel", out / "arch/arm/boot/zImage",
                        "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                        "--manifest", fwdir / "manifest.json",
+                       "--extra-firmware", INTREE_NAME,
                        "--log", SERIES / "console.log"], ROOT)
     return run
 
@@ -223,7 +224,8 @@ def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_p
     boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                "--kernel", out / "arch/arm/boot/zImage",
                "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
-               "--manifest", fwdir / "manifest.json", "--log", log], ROOT)
+               "--manifest", fwdir / "manifest.json", "--log", log,
+               "--extra-firmware", OUT_OF_ORDER_NAME], ROOT)
     assert boot.returncode == 0, boot.stdout + boot.stderr
     console = log.read_text()
     assert console.count("built-in firmware table is not sorted") == 1

@@ -34,7 +34,7 @@ def boot_and_verify(args):
     elapsed = time.monotonic() - start
 
     log = ktap.parse(lines)
-    results = verdicts(manifest, log) if log.found else []
+    results = verdicts(manifest, log, set(args.extra_firmware)) if log.found else []
     if board.boot == "uboot":
         verified, detail = ubootlog.describe(lines)
         results.insert(0, Verdict("[check] uboot_verified_fit_sha256", verified, None, "",

@@ -6,6 +6,7 @@ commands:
               fwembed-harness boot --board DIR --kernel IMAGE [--dtb DTB]
                                    [--initrd CPIO] [--disk DISK]
                                    --manifest JSON --log LOG
+                                   [--extra-firmware NAME ...]
   dumpdtb write the device tree QEMU makes for the board's machine:
               fwembed-harness dumpdtb --board DIR --out DTB [--kernel IMAGE]
                                       [--initrd CPIO]
@@ -34,6 +35,9 @@ def add_boot(sub):
                                      "checks are verified")
     boot.add_argument("--manifest", required=True)
     boot.add_argument("--log", required=True, help="console log file to write")
+    boot.add_argument("--extra-firmware", metavar="NAME", action="append", default=[],
+                      help="a name built in by CONFIG_EXTRA_FIRMWARE, which the manifest "
+                           "does not list; any other unknown name fails")
     boot.add_argument("--timeout-multiplier", type=float, default=1.0)
     boot.add_argument("--qemu-extra", default="", metavar="ARGS",
                       help="more QEMU arguments, appended to the board's command")

@@ -38,13 +38,18 @@ def compare(want, got):
     return ""
 
 
-def verdicts(manifest_entries, log):
+def verdicts(manifest_entries, log, extra_firmware=()):
     """One Verdict per request of each expected manifest entry, then one per
     extra entry or check.
 
     A name may be requested twice: once from the built-in table and once
     from the filesystem's list. Both must deliver the manifest's data,
     since built-in firmware wins over a filesystem copy of the same name.
+
+    A name the kernel reports that the manifest does not know fails (a
+    stale table, or one from another build), unless it is one of
+    ``extra_firmware``: built in by other means (CONFIG_EXTRA_FIRMWARE),
+    which must load.
     """
     reported = {}
     for result in log.entries:
@@ -59,10 +64,12 @@ def verdicts(manifest_entries, log):
             why = compare(want, got)
             out.append(Verdict(want.name, not why, want.size, want.sha256, why))
     for name, results in reported.items():
-        # Built in by other means (CONFIG_EXTRA_FIRMWARE): it must load.
         for got in results:
-            out.append(Verdict(name, got.ok, got.size, got.sha256 or "",
-                               "" if got.ok else "request failed"))
+            if name not in extra_firmware:
+                why = "not in the manifest: a stale or foreign table entry"
+            else:
+                why = "" if got.ok else "request failed"
+            out.append(Verdict(name, not why, got.size, got.sha256 or "", why))
     for check in log.checks:
         out.append(Verdict(f"[check] {check.description}", check.ok, None, "",
                            "" if check.ok else "check failed"))
