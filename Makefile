@@ -10,21 +10,28 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD := $(CURDIR)/build
 TREE := $(BUILD)/linux-6.1
 
+FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
+# The test harness: booting boards in QEMU and judging their logs.
+HARNESS := $(PYTHON) $(CURDIR)/harness/fwembed-harness
+
 # BOARD is a folder under boards/ or a path to a board folder.
 BOARD_DIR := $(abspath $(if $(findstring /,$(BOARD)),$(BOARD),boards/$(BOARD)))
 BOARD_NAME := $(notdir $(BOARD_DIR))
-board-get = $(shell sed -n 's/^$(1)[[:space:]]*=[[:space:]]*//p' $(BOARD_DIR)/board.cfg 2>/dev/null)
-BOARD_ARCH := $(call board-get,arch)
-BOARD_CROSS := $(call board-get,cross_compile)
-BOARD_DEFCONFIG := $(call board-get,defconfig)
-BOARD_IMAGE := $(call board-get,image)
-BOARD_DTB := $(call board-get,dtb)
-BOARD_PACKAGES := $(call board-get,packages)
-BOARD_BOOT := $(or $(call board-get,boot),kernel)
 
 # OUT_NAME names the build directory; make bench uses its own.
 OUT_NAME ?= $(BOARD_NAME)
 OUT := $(BUILD)/$(OUT_NAME)
+
+# The board's settings: fwembed's own board.cfg parser writes them as
+# BOARD_<KEY> variables (BOARD_ARCH, BOARD_CROSS_COMPILE, ...) into
+# board.mk, which make includes, remaking it first when board.cfg changed.
+# A broken board folder stops make here, before anything is built.
+BOARD_MK := $(OUT)/board.mk
+ifneq ($(filter-out help clean distclean,$(or $(MAKECMDGOALS),help)),)
+include $(BOARD_MK)
+endif
+$(BOARD_MK): $(wildcard $(BOARD_DIR)/board.cfg) $(CURDIR)/tools/fwembedlib/board.py
+	$(Q)$(FWEMBED) board $(BOARD_DIR) --make-vars $@
 KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
 # The kernel configuration names FWOUT relative to the kernel build directory
@@ -43,9 +50,6 @@ UBOOT_DISK := $(OUT)/disk.img
 # mkimage stamps images with SOURCE_DATE_EPOCH: the same inputs give the same image.
 SOURCE_DATE_EPOCH ?= 0
 
-FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
-# The test harness: booting boards in QEMU and judging their logs.
-HARNESS := $(PYTHON) $(CURDIR)/harness/fwembed-harness
 # make firmware_install: where the entries marked install=yes go
 # (INSTALL_FW_ALL=1: every entry).
 INSTALL_FW_PATH ?= $(OUT)/firmware-install
@@ -74,8 +78,9 @@ export CCACHE_BASEDIR := $(CURDIR)
 # the build directory's depth and differ from a build without ccache. Strip
 # that spelling of the source tree too. $(1) is the build directory.
 ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --relative-to=$(1) $(TREE))/= $(KCPPFLAGS))"
-kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS) \
-	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
+kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) \
+	CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
+	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
 KMAKE = $(call kmake,$(KOUT))
 
 # Debian packages: what every build needs, and what 'make check' needs too.
@@ -156,8 +161,9 @@ help:
 deps:
 	$(Q)scripts/install-deps $(BUILD_PACKAGES)
 
+# The board folder was checked when board.mk was made; this adds what it
+# needs to build and boot.
 board-check: deps
-	$(Q)$(FWEMBED) board $(BOARD_DIR) >/dev/null
 	$(Q)scripts/install-deps $(BOARD_PACKAGES)
 
 tree: deps
@@ -206,7 +212,7 @@ TESTFS := $(OUT)/testfs
 initramfs: kernel
 	$(Q)if [ ! -f $(OUT)/init ] || [ initramfs/init.c -nt $(OUT)/init ]; then \
 		echo '  CC      $(OUT:$(CURDIR)/%=%)/init'; \
-		$(BOARD_CROSS)gcc -static -Os -Wall -Werror -o $(OUT)/init initramfs/init.c; fi
+		$(BOARD_CROSS_COMPILE)gcc -static -Os -Wall -Werror -o $(OUT)/init initramfs/init.c; fi
 	$(Q)sed 's|@INIT@|$(OUT)/init|' initramfs/initramfs.list > $(OUT)/initramfs.list
 	$(quiet) '  CPIO    $(INITRAMFS_BASE:$(CURDIR)/%=%)'
 	$(Q)$(KOUT)/usr/gen_init_cpio $(OUT)/initramfs.list > $(INITRAMFS_BASE)

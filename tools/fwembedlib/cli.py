@@ -34,8 +34,9 @@ commands:
           make the boot disk of a U-Boot board: an MBR disk (sfdisk) with one
           FAT partition holding boot.scr and the FIT (mtools, no root needed):
               fwembed uboot-disk --board DIR --fit FIT --out DISK
-  board   check a board folder and print its settings:
-              fwembed board DIR
+  board   check a board folder and print its settings, or write them as a
+          make include:
+              fwembed board DIR [--make-vars FILE]
 
 Booting boards in QEMU and checking what the kernel delivered is the test
 harness's job: harness/fwembed-harness --help.
@@ -49,6 +50,7 @@ import argparse
 import os
 import sys
 
+from . import atomic
 from .board import load_board
 from .compress import METHODS
 from .cpio import write_archive
@@ -235,11 +237,18 @@ def run_uboot_disk(args):
 def add_board(sub):
     board = sub.add_parser("board", help="check a board folder")
     board.add_argument("folder", metavar="DIR")
+    board.add_argument("--make-vars", metavar="FILE",
+                       help="write the settings as a make include (BOARD_<KEY> := value) "
+                            "instead of printing them")
     board.set_defaults(func=run_board)
 
 
 def run_board(args):
-    print(load_board(args.folder).describe(), end="")
+    board = load_board(args.folder)
+    if args.make_vars:
+        atomic.write_file(args.make_vars, board.make_vars())
+    else:
+        print(board.describe(), end="")
 
 
 COMMANDS = (add_gen, add_install, add_report, add_import_config, add_config, add_cpio,
