@@ -217,7 +217,7 @@ initramfs: kernel
 	$(quiet) '  CPIO    $(INITRAMFS_BASE:$(CURDIR)/%=%)'
 	$(Q)$(KOUT)/usr/gen_init_cpio $(OUT)/initramfs.list > $(INITRAMFS_BASE)
 	$(Q)rm -rf $(TESTFS) && mkdir -p $(TESTFS)
-	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(TESTFS)
+	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(TESTFS) --all-hint ''
 	$(Q)if [ -n "$$(ls -A $(TESTFS))" ]; then \
 		echo '  CPIO    $(TESTFS:$(CURDIR)/%=%).cpio (/lib/firmware)'; \
 		$(FWEMBED) cpio --dir $(TESTFS) --out $(TESTFS).cpio && \
@@ -291,7 +291,7 @@ report: nofw-kernel
 # root filesystem's /lib/firmware when INSTALL_FW_PATH points there.
 firmware_install:
 	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(abspath $(INSTALL_FW_PATH)) \
-		$(if $(filter 1,$(INSTALL_FW_ALL)),--all)
+		$(if $(filter 1,$(INSTALL_FW_ALL)),--all,--all-hint INSTALL_FW_ALL=1)
 
 # The KUnit suite of the patch series, run by the kernel's own kunit.py.
 kunit: tree

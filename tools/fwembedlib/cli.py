@@ -126,6 +126,9 @@ def add_install(sub):
     inst.add_argument("--dest", metavar="DEST", required=True, help="destination directory")
     inst.add_argument("--all", action="store_true",
                       help="install every entry, not only those marked install=yes")
+    # How the note on an empty selection names --all: make passes
+    # INSTALL_FW_ALL=1, and '' for no hint at all.
+    inst.add_argument("--all-hint", default="--all", help=argparse.SUPPRESS)
     inst.set_defaults(func=run_install)
 
 
@@ -134,8 +137,9 @@ def run_install(args):
                     install_all=args.all,
                     report=lambda path: report_update(below_cwd(path), "INSTALL"))
     if count == 0:
+        hint = f" ({args.all_hint} installs every entry)" if args.all_hint else ""
         print(f"fwembed install: no entry of {args.list or args.dir} is marked "
-              "install=yes; nothing to install (--all installs every entry)")
+              f"install=yes; nothing to install{hint}")
 
 
 def add_report(sub):
