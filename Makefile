@@ -83,16 +83,27 @@ kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) \
 	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
 KMAKE = $(call kmake,$(KOUT))
 
-# Debian packages: what every build needs, and what 'make check' needs too.
-BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
-	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
+# Debian packages. 'fwembed gen' needs Python and the compressors only;
+# a kernel build needs the rest of BUILD_PACKAGES.
+GEN_PACKAGES := python3 xz-utils zstd
+BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio patch ccache \
+	$(GEN_PACKAGES) $(if $(KERNEL_SRC),,linux-source-6.1)
 # mkimage and the device tree compiler it runs for FIT images; sfdisk and
 # mtools for the boot disk; Debian's U-Boot builds for QEMU.
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
+# 'fwembed report' reads ELF files with pyelftools.
+REPORT_PACKAGES := python3-pyelftools
+# The tests that need no kernel (make test-quick): no linux-source, no QEMU.
+QUICK_PACKAGES := $(GEN_PACKAGES) make patch cpio python3-pytest python3-hypothesis \
+	$(REPORT_PACKAGES) python3-matplotlib firmware-linux-free gcc-arm-linux-gnueabi \
+	binutils-arm-linux-gnueabi u-boot-tools device-tree-compiler mtools fdisk
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
-CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
-	gcc-arm-linux-gnueabi libc6-dev-armel-cross binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+CHECK_PACKAGES := $(QUICK_PACKAGES) python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
+	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+# INSTALL_DEPS=no: only check that the packages are there (the tests run
+# make so; 'make check' installed everything before they started).
+INSTALL_DEPS ?= yes
+install-deps = scripts/install-deps $(if $(filter no,$(INSTALL_DEPS)),--check)
 
 ifeq ($(V),1)
 Q :=
@@ -104,8 +115,8 @@ endif
 
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
-.PHONY: help run kernel fw config tree deps board-check initramfs kunit bench stress check test-quick \
-	firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean
+.PHONY: help run kernel fw config tree deps gen-deps report-deps board-check initramfs kunit bench stress check \
+	test-quick firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
@@ -159,24 +170,27 @@ help:
 	@echo 'Boards: $(notdir $(wildcard boards/*))'
 
 deps:
-	$(Q)scripts/install-deps $(BUILD_PACKAGES)
+	$(Q)$(install-deps) $(BUILD_PACKAGES)
+
+gen-deps:
+	$(Q)$(install-deps) $(GEN_PACKAGES)
 
 # The board folder was checked when board.mk was made; this adds what it
 # needs to build and boot.
 board-check: deps
-	$(Q)scripts/install-deps $(BOARD_PACKAGES)
+	$(Q)$(install-deps) $(BOARD_PACKAGES)
 
 tree: deps
 	$(Q)scripts/prepare-kernel $(TREE) $(CURDIR)/kernel-patch $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 
-fw: board-check
+fw: gen-deps
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
 	$(Q)$(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
 
 # The kernel build directory belongs to one prepared tree: when the tree is
 # made again (new patches), it starts afresh, since old objects may be newer
 # than re-extracted sources.
-config: tree fw
+config: tree board-check fw
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(KOUT)/.fwembed-tree; then \
 		if [ -d $(KOUT) ]; then echo '  CLEAN   $(KOUT:$(CURDIR)/%=%) (new kernel tree)'; fi; \
 		rm -rf $(KOUT); mkdir -p $(KOUT); cp $(TREE)/.fwembed-tree $(KOUT)/; fi
@@ -233,7 +247,10 @@ run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
 
 uboot-deps:
-	$(Q)scripts/install-deps $(UBOOT_PACKAGES)
+	$(Q)$(install-deps) $(UBOOT_PACKAGES)
+
+report-deps:
+	$(Q)$(install-deps) $(REPORT_PACKAGES)
 
 # The device tree QEMU makes for a dtb = qemu board, written once per kernel.
 dtb: kernel
@@ -281,7 +298,7 @@ nofw-kernel: kernel
 	$(quiet) '  MAKE    $(subst $(MAKE),make,$(call kmake,$(NOFW_KOUT))) vmlinux'
 	$(Q)$(call kmake,$(NOFW_KOUT)) vmlinux
 
-report: nofw-kernel
+report: report-deps nofw-kernel
 	$(quiet) '  REPORT  $(OUT:$(CURDIR)/%=%)/report.json'
 	$(Q)$(FWEMBED) report --manifest $(FWOUT:$(CURDIR)/%=%)/manifest.json \
 		--vmlinux $(KOUT:$(CURDIR)/%=%)/vmlinux --base-vmlinux $(NOFW_KOUT:$(CURDIR)/%=%)/vmlinux \
@@ -295,7 +312,7 @@ firmware_install:
 
 # The KUnit suite of the patch series, run by the kernel's own kunit.py.
 kunit: tree
-	$(Q)scripts/install-deps gcc-arm-linux-gnueabi qemu-system-arm
+	$(Q)$(install-deps) gcc-arm-linux-gnueabi qemu-system-arm
 	$(quiet) '  KUNIT   $(TREE:$(CURDIR)/%=%)/drivers/base/firmware_loader/builtin'
 	$(Q)cd $(TREE) && $(PYTHON) tools/testing/kunit/kunit.py run --arch=arm \
 		--cross_compile=arm-linux-gnueabi- --build_dir=$(BUILD)/kunit \
@@ -310,7 +327,7 @@ kunit: tree
 BENCH_PARTS ?= lookup,size,build,memory,boot
 BENCH_MAKE = $(MAKE)
 bench: tree
-	$(Q)scripts/install-deps $(CHECK_PACKAGES) time xxd
+	$(Q)$(install-deps) $(CHECK_PACKAGES) time xxd
 	$(Q)$(PYTHON) bench/bench.py --make "$(BENCH_MAKE)" --parts $(BENCH_PARTS)
 
 # Stress tests. The sanitizer kernel of stress/vexpress-a9 (KASAN, kmemleak,
@@ -327,7 +344,7 @@ STRESS_THREADS ?= 8
 STRESS_CYCLES ?= 10000
 
 stress: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(install-deps) $(CHECK_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory BOARD=$(STRESS_BOARD) OUT_NAME=$(notdir $(STRESS_OUT)) \
 		EXTRA_FRAGMENTS=boards/vexpress-a9/kernel.config kernel
 	$(quiet) '  CC      $(STRESS_OUT:$(CURDIR)/%=%)/init'
@@ -342,12 +359,14 @@ stress: deps
 		--threads $(STRESS_THREADS) --cycles $(STRESS_CYCLES)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
 
+# Every package is installed here, once; the tests themselves install nothing.
+
 check: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(install-deps) $(CHECK_PACKAGES)
 	$(Q)$(PYTHON) -m pytest
 
-test-quick: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+test-quick:
+	$(Q)$(install-deps) $(QUICK_PACKAGES)
 	$(Q)$(PYTHON) -m pytest -m "not kernel"
 
 clean:

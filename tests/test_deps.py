@@ -1,0 +1,49 @@
+"""Debian packages: make installs them up front, and no test installs any."""
+
+import re
+import subprocess
+
+from conftest import ROOT, make
+
+
+def install_lines(*goals):
+    """The install-deps commands that 'make -n GOALS' would run."""
+    result = make("-n", *goals)
+    assert result.returncode == 0, result.stderr
+    return [line for line in result.stdout.splitlines() if "scripts/install-deps" in line]
+
+
+def test_check_mode_names_missing_packages_and_installs_nothing():
+    """install-deps --check fails on a missing package, names it, and runs no apt-get."""
+    result = subprocess.run([ROOT / "scripts" / "install-deps", "--check", "make",
+                             "fwembed-no-such-package"], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 1
+    assert "missing Debian packages: fwembed-no-such-package\n" in result.stderr
+    assert "  RUN     apt-get" not in result.stdout
+
+
+def test_tests_run_make_in_check_mode():
+    """The tests' make passes INSTALL_DEPS=no, which turns every install into a check."""
+    assert all(line.split()[1] == "--check" for line in install_lines("fw"))
+
+
+def test_make_fw_needs_only_python_and_the_compressors():
+    """make fw installs no toolchain and no linux-source just to generate a table."""
+    packages = " ".join(install_lines("fw")).split()[2:]
+    assert sorted(packages) == ["python3", "xz-utils", "zstd"]
+
+
+def test_test_quick_pulls_in_no_kernel_source_and_no_qemu():
+    """make test-quick installs what the unit tests need, not linux-source or QEMU."""
+    packages = " ".join(install_lines("test-quick")).split()
+    assert "python3-pytest" in packages and "python3-pyelftools" in packages
+    assert not [p for p in packages if p.startswith(("linux-source", "qemu"))]
+
+
+def test_no_test_runs_apt_get():
+    """No test or fuzzer names apt-get or install-deps, except this file."""
+    sources = [p for p in sorted((ROOT / "tests").glob("*.py")) + sorted(
+        (ROOT / "stress").glob("*.py")) if p.name != "test_deps.py"]
+    offenders = [p.name for p in sources if re.search(r"apt-get|install-deps", p.read_text())]
+    assert offenders == []
