@@ -187,6 +187,11 @@ fw: gen-deps
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
 	$(Q)$(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
 
+# $(call update-line,FILE,LINE): make FILE hold LINE, rewriting it only when
+# it differs (so that make sees no change), through a temporary file beside it.
+update-line = tmp=$$(mktemp '$(1).XXXXXX') && printf '%s\n' '$(2)' > "$$tmp" && \
+	chmod 644 "$$tmp" && if cmp -s "$$tmp" '$(1)'; then rm -f "$$tmp"; else mv "$$tmp" '$(1)'; fi
+
 # The kernel build directory belongs to one prepared tree: when the tree is
 # made again (new patches), it starts afresh, since old objects may be newer
 # than re-extracted sources.
@@ -194,10 +199,7 @@ config: tree board-check fw
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(KOUT)/.fwembed-tree; then \
 		if [ -d $(KOUT) ]; then echo '  CLEAN   $(KOUT:$(CURDIR)/%=%) (new kernel tree)'; fi; \
 		rm -rf $(KOUT); mkdir -p $(KOUT); cp $(TREE)/.fwembed-tree $(KOUT)/; fi
-	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR="%s"\n' '$(FWOUT_FROM_KOUT)' > $(OUT)/fwembed.config.tmp
-	$(Q)cmp -s $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config || \
-		mv $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config
-	$(Q)rm -f $(OUT)/fwembed.config.tmp
+	$(Q)$(call update-line,$(OUT)/fwembed.config,CONFIG_FW_LOADER_GENERATED_DIR="$(FWOUT_FROM_KOUT)")
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
 
 FW_FRAGMENT = $(OUT)/fwembed.config
@@ -287,12 +289,9 @@ NOFW_KOUT := $(OUT)/linux-nofw
 nofw-kernel: kernel
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(NOFW_KOUT)/.fwembed-tree; then \
 		echo '  COPY    $(KOUT:$(CURDIR)/%=%) -> $(NOFW_KOUT:$(CURDIR)/%=%)'; \
-		rm -rf $(NOFW_KOUT) $(NOFW_KOUT).tmp; cp -a $(KOUT) $(NOFW_KOUT).tmp; \
-		rm -f $(NOFW_KOUT).tmp/.config; mv $(NOFW_KOUT).tmp $(NOFW_KOUT); fi
-	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR=""\n' > $(OUT)/nofw.config.tmp
-	$(Q)cmp -s $(OUT)/nofw.config.tmp $(OUT)/nofw.config || \
-		mv $(OUT)/nofw.config.tmp $(OUT)/nofw.config
-	$(Q)rm -f $(OUT)/nofw.config.tmp
+		tmp=$$(mktemp -d '$(NOFW_KOUT).XXXXXX') && cp -a $(KOUT)/. "$$tmp" && \
+		rm -f "$$tmp/.config" && rm -rf $(NOFW_KOUT) && mv "$$tmp" $(NOFW_KOUT); fi
+	$(Q)$(call update-line,$(OUT)/nofw.config,CONFIG_FW_LOADER_GENERATED_DIR="")
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) \
 		KOUT=$(NOFW_KOUT) FW_FRAGMENT=$(OUT)/nofw.config $(NOFW_KOUT)/.config
 	$(quiet) '  MAKE    $(subst $(MAKE),make,$(call kmake,$(NOFW_KOUT))) vmlinux'
