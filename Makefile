@@ -359,14 +359,17 @@ stress: deps
 	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
 
 # Every package is installed here, once; the tests themselves install nothing.
+# The generator fuzzer (stress/) runs with FWEMBED_FUZZ_EXAMPLES examples per
+# test; make stress runs it with 10,000.
+FWEMBED_FUZZ_EXAMPLES ?= 50
 
 check: deps
 	$(Q)$(install-deps) $(CHECK_PACKAGES)
-	$(Q)$(PYTHON) -m pytest
+	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest
 
 test-quick:
 	$(Q)$(install-deps) $(QUICK_PACKAGES)
-	$(Q)$(PYTHON) -m pytest -m "not kernel"
+	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest -m "not kernel"
 
 clean:
 	rm -rf $(OUT)

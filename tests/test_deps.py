@@ -1,4 +1,4 @@
-"""Debian packages: make installs them up front, and no test installs any."""
+"""What make check installs and runs: packages up front, no installs from tests."""
 
 import re
 import subprocess
@@ -47,3 +47,12 @@ def test_no_test_runs_apt_get():
         (ROOT / "stress").glob("*.py")) if p.name != "test_deps.py"]
     offenders = [p.name for p in sources if re.search(r"apt-get|install-deps", p.read_text())]
     assert offenders == []
+
+
+def test_make_check_fuzzes_the_generator_briefly():
+    """make check collects stress/ too, and runs its fuzzer with 50 examples per test."""
+    result = make("-n", "check")
+    assert result.returncode == 0, result.stderr
+    assert "FWEMBED_FUZZ_EXAMPLES=50 /usr/bin/python3 -m pytest" in result.stdout
+    testpaths = re.search(r"^testpaths = (.*)$", (ROOT / "pytest.ini").read_text(), re.M)
+    assert testpaths.group(1).split() == ["tests", "stress"]
