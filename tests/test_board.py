@@ -12,6 +12,7 @@ from fwembedlib.kconfig import check_fragments, merge_fragments
 from fwharness.qemu import qemu_command
 
 VERSATILE = ROOT / "boards" / "versatile"
+BOARDS = sorted(p for p in (ROOT / "boards").iterdir() if p.is_dir())
 
 
 @pytest.fixture
@@ -91,18 +92,17 @@ def test_merge_replaces_overridden_lines(tmp_path):
     assert dotconfig.read_text() == "CONFIG_C=y\nCONFIG_A=y\n# CONFIG_B is not set\n"
 
 
-@pytest.mark.parametrize("name", ["versatile", "vexpress-a9", "virt64", "virt-uboot"])
-def test_every_shipped_board_loads(name):
+@pytest.mark.parametrize("folder", BOARDS, ids=lambda p: p.name)
+def test_every_shipped_board_loads(folder):
     """Each board folder in boards/ passes the checks 'make' runs first."""
-    result = run_fwembed("board", ROOT / "boards" / name)
+    result = run_fwembed("board", folder)
     assert result.returncode == 0, result.stderr
     assert "description = " in result.stdout
 
 
-def test_boards_folder_holds_only_tested_boards():
-    """A new board folder must be added to the test lists above and in test_boards.py."""
-    assert sorted(p.name for p in (ROOT / "boards").iterdir() if p.is_dir()) == \
-        ["versatile", "vexpress-a9", "virt-uboot", "virt64"]
+def test_boards_are_found_without_a_list():
+    """The board tests take every folder in boards/: the four shipped ones at least."""
+    assert {"versatile", "vexpress-a9", "virt-uboot", "virt64"} <= {p.name for p in BOARDS}
 
 
 def edit_cfg(board, old, new):
