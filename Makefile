@@ -363,8 +363,11 @@ stress: deps
 # test; make stress runs it with 10,000.
 FWEMBED_FUZZ_EXAMPLES ?= 50
 
+# Every board folder's packages, as fwembed's board.cfg parser reads them.
+every-board-packages = $$(for b in boards/*/; do $(FWEMBED) board $$b | sed -n 's/^packages = //p'; done)
+
 check: deps
-	$(Q)$(install-deps) $(CHECK_PACKAGES)
+	$(Q)$(install-deps) $(CHECK_PACKAGES) $(every-board-packages)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest
 
 test-quick:

@@ -42,10 +42,11 @@ def test_test_quick_pulls_in_no_kernel_source_and_no_qemu():
 
 
 def test_no_test_runs_apt_get():
-    """No test or fuzzer names apt-get or install-deps, except this file."""
+    """No test or fuzzer runs apt-get or scripts/install-deps, except this file's check."""
     sources = [p for p in sorted((ROOT / "tests").glob("*.py")) + sorted(
         (ROOT / "stress").glob("*.py")) if p.name != "test_deps.py"]
-    offenders = [p.name for p in sources if re.search(r"apt-get|install-deps", p.read_text())]
+    command = re.compile(r"""["']apt-get["']|["']apt["']|install-deps["'/]""")
+    offenders = [p.name for p in sources if command.search(p.read_text())]
     assert offenders == []
 
 
@@ -56,3 +57,13 @@ def test_make_check_fuzzes_the_generator_briefly():
     assert "FWEMBED_FUZZ_EXAMPLES=50 /usr/bin/python3 -m pytest" in result.stdout
     testpaths = re.search(r"^testpaths = (.*)$", (ROOT / "pytest.ini").read_text(), re.M)
     assert testpaths.group(1).split() == ["tests", "stress"]
+
+
+def test_make_check_installs_every_boards_packages():
+    """make check installs the packages each board folder names, as fwembed reads them."""
+    result = make("-n", "check")
+    line = [line for line in result.stdout.splitlines() if "$(for b in boards/*/" in line]
+    assert len(line) == 1
+    listed = subprocess.run(["bash", "-c", "echo " + line[0].split("--check", 1)[1]],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert {"u-boot-qemu", "gcc-aarch64-linux-gnu", "mtools", "fdisk"} <= set(listed)
