@@ -19,7 +19,6 @@ The exit status is 0 if it passed, 1 if not.
 import argparse
 import pathlib
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "harness")]
@@ -28,7 +27,7 @@ sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "harness")]
 import stresslog  # noqa: E402
 from fwembedlib.board import load_board  # noqa: E402
 from fwembedlib.errors import FwembedError  # noqa: E402
-from fwharness.qemu import announce, qemu_command, run_qemu  # noqa: E402
+from fwharness.qemu import boot, qemu_command  # noqa: E402
 
 
 def parse_args(argv):
@@ -55,19 +54,11 @@ def main(argv=None):
     cmdline = f"{board.settings['cmdline']} fw_builtin_stress.threads={args.threads} " \
         f"fw_builtin_stress.cycles={args.cycles}"
     command = qemu_command(board, args.kernel, args.dtb, cmdline=cmdline, initrd=args.initrd)
-    timeout = board.timeout * args.timeout_multiplier
-    announce(command)
-    start = time.monotonic()
-    lines, timed_out, status = run_qemu(command, args.log, timeout)
-    elapsed = time.monotonic() - start
+    run = boot(command, args.log, board.timeout * args.timeout_multiplier)
 
-    log = stresslog.parse(lines)
-    problems = log.problems(args.threads * args.cycles)
-    if timed_out:
-        problems.append(f"QEMU did not exit within {timeout:g} s and was stopped")
-    elif status != 0:
-        problems.append(f"QEMU exited with status {status}")
-    print(f"stress summary ({board.name}, boot took {elapsed:.0f} s, console log {args.log}):")
+    log = stresslog.parse(run.lines)
+    problems = log.problems(args.threads * args.cycles) + run.problems
+    print(f"stress summary ({board.name}, boot took {run.elapsed:.0f} s, console log {args.log}):")
     for line in stresslog.summary(log, args.threads, args.cycles):
         print(f"  {line}")
     for problem in problems:

@@ -7,14 +7,13 @@ as failed. Each check prints one PASS or FAIL line, then a summary line.
 
 import shlex
 import sys
-import time
 
 from fwembedlib.board import load_board
 from fwembedlib.errors import FwembedError
 from fwembedlib.manifest import read as read_manifest
 
 from . import ktap, listing, ubootlog
-from .qemu import announce, qemu_command, run_qemu
+from .qemu import boot, qemu_command
 from .verify import Verdict, builtin_entries, format_verdict, verdicts
 
 
@@ -27,11 +26,8 @@ def boot_and_verify(args):
                                          "give its boot disk (--disk)")
     command = qemu_command(board, args.kernel, args.dtb or "", initrd=args.initrd, disk=disk)
     command += shlex.split(args.qemu_extra)
-    timeout = board.timeout * args.timeout_multiplier
-    announce(command)
-    start = time.monotonic()
-    lines, timed_out, status = run_qemu(command, args.log, timeout)
-    elapsed = time.monotonic() - start
+    run = boot(command, args.log, board.timeout * args.timeout_multiplier)
+    lines = run.lines
 
     log = ktap.parse(lines)
     results = verdicts(manifest, log, set(args.extra_firmware)) if log.found else []
@@ -45,11 +41,7 @@ def boot_and_verify(args):
                                None, "", "; ".join(problems_found[:3])))
     for verdict in results:
         print(format_verdict(verdict))
-    problems = log.problems()
-    if timed_out:
-        problems.append(f"QEMU did not exit within {timeout:g} s and was stopped")
-    elif status != 0:
-        problems.append(f"QEMU exited with status {status}")
+    problems = log.problems() + run.problems
     for problem in problems:
         print(f"{args.log}: error: {problem}", file=sys.stderr)
     passed = sum(v.passed for v in results)
@@ -57,6 +49,6 @@ def boot_and_verify(args):
     installed = len(manifest) - len(builtin_entries(manifest))
     counts = f"{len(manifest) - installed} firmware entries" + \
         (f" and {installed} installed" if installed else "")
-    print(f"{board.name}: {counts}, boot took {elapsed:.1f} s; "
+    print(f"{board.name}: {counts}, boot took {run.elapsed:.1f} s; "
           f"{passed} checks passed, {failed} failed; console log: {args.log}")
     return 0 if results and not failed and not problems else 1

@@ -7,9 +7,11 @@ or a reboot, with QEMU's -no-reboot); a run that takes longer than its
 timeout is stopped.
 """
 
+import dataclasses
 import shlex
 import subprocess
 import threading
+import time
 
 
 def qemu_command(board, kernel, dtb, cmdline=None, initrd=None, disk=None):
@@ -25,10 +27,6 @@ def qemu_command(board, kernel, dtb, cmdline=None, initrd=None, disk=None):
         at = args.index("{initrd}")
         del args[at - 1:at + 1]
     return [arg.format(**values) for arg in args]
-
-
-def announce(command):
-    print(f"  QEMU    {shlex.join(command)}", flush=True)
 
 
 def run_qemu(command, log_path, timeout):
@@ -55,3 +53,26 @@ def run_qemu(command, log_path, timeout):
             timed_out = True
         reader.join(timeout=5)
     return lines, timed_out, proc.returncode
+
+
+@dataclasses.dataclass
+class Run:
+    """One QEMU run: its console lines, how long it took, and what went wrong
+    with QEMU itself (a timeout, an exit status), for the caller's problems."""
+
+    lines: list
+    elapsed: float
+    problems: list
+
+
+def boot(command, log_path, timeout):
+    """Print ``command``, run it as run_qemu() does, and time it."""
+    print(f"  QEMU    {shlex.join(command)}", flush=True)
+    start = time.monotonic()
+    lines, timed_out, status = run_qemu(command, log_path, timeout)
+    problems = []
+    if timed_out:
+        problems.append(f"QEMU did not exit within {timeout:g} s and was stopped")
+    elif status != 0:
+        problems.append(f"QEMU exited with status {status}")
+    return Run(lines, time.monotonic() - start, problems)
