@@ -67,6 +67,24 @@ def make(*args, cwd=ROOT, timeout=3600):
                           text=True, timeout=timeout, env=env, check=False)
 
 
+def command_env():
+    """The environment documented commands run in: make installs nothing (as
+    in make()), and python3 is Debian's, as on the Debian 12 host the docs
+    assume (tools/fwembed starts with '#!/usr/bin/env python3')."""
+    env = dict(os.environ, INSTALL_DEPS="no", PATH="/usr/bin:" + os.environ["PATH"])
+    env.pop("MAKEFLAGS", None)
+    env.pop("MFLAGS", None)
+    return env
+
+
+def run_command(text, cwd=ROOT, timeout=3600):
+    """Run one command line exactly as README.md or docs/ show it, with bash,
+    from the top of the repository. tests/test_docs.py checks that every
+    documented command is run so, and that these are documented."""
+    return subprocess.run(["bash", "-e", "-c", text], cwd=cwd, env=command_env(),
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
 @pytest.fixture(scope="session")
 def kernel_tree():
     """The prepared (extracted and patched) kernel tree that make run uses."""

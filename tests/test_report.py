@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from asmlink import CROSS, assemble_and_link
-from conftest import ROOT, make, run_fwembed, write_list
+from conftest import ROOT, run_command, run_fwembed, write_list
 from fwembedlib.elf import read_sections
 
 LIST = ("a seven.bin license=MIT\nb seven.bin license=MIT\n"
@@ -171,7 +171,7 @@ def test_vmlinux_needs_a_base(fwtree, tmp_path):
 @pytest.mark.kernel
 def test_make_report_measures_the_board_kernel():
     """make report: every entry, and .builtin_fw grows by 24 bytes per built-in entry."""
-    result = make("report")
+    result = run_command("make report")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads((ROOT / "build" / "versatile" / "report.json").read_text())
     manifest = json.loads((ROOT / "build" / "versatile" / "fw" / "manifest.json").read_text())
