@@ -54,27 +54,31 @@ def snapshot(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def make_env(**settings):
+    """The environment for a make of its own: not a sub-make of 'make check'
+    (whose MAKEFLAGS would leak in, and whose MAKELEVEL would make it print
+    'Entering directory' lines)."""
+    env = dict(os.environ, **settings)
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+        env.pop(name, None)
+    return env
+
+
 def make(*args, cwd=ROOT, timeout=3600):
     """Run make in the repository and return the CompletedProcess.
 
     Tests install nothing: 'make check' installed every package up front,
     and INSTALL_DEPS=no makes a missing one an error instead.
     """
-    env = dict(os.environ)
-    env.pop("MAKEFLAGS", None)
-    env.pop("MFLAGS", None)
     return subprocess.run(["make", "INSTALL_DEPS=no", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=env, check=False)
+                          text=True, timeout=timeout, env=make_env(), check=False)
 
 
 def command_env():
     """The environment documented commands run in: make installs nothing (as
     in make()), and python3 is Debian's, as on the Debian 12 host the docs
     assume (tools/fwembed starts with '#!/usr/bin/env python3')."""
-    env = dict(os.environ, INSTALL_DEPS="no", PATH="/usr/bin:" + os.environ["PATH"])
-    env.pop("MAKEFLAGS", None)
-    env.pop("MFLAGS", None)
-    return env
+    return make_env(INSTALL_DEPS="no", PATH="/usr/bin:" + os.environ["PATH"])
 
 
 def run_command(text, cwd=ROOT, timeout=3600):
