@@ -10,21 +10,28 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD := $(CURDIR)/build
 TREE := $(BUILD)/linux-6.1
 
+FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
+# The test harness: booting boards in QEMU and judging their logs.
+HARNESS := $(PYTHON) $(CURDIR)/harness/fwembed-harness
+
 # BOARD is a folder under boards/ or a path to a board folder.
 BOARD_DIR := $(abspath $(if $(findstring /,$(BOARD)),$(BOARD),boards/$(BOARD)))
 BOARD_NAME := $(notdir $(BOARD_DIR))
-board-get = $(shell sed -n 's/^$(1)[[:space:]]*=[[:space:]]*//p' $(BOARD_DIR)/board.cfg 2>/dev/null)
-BOARD_ARCH := $(call board-get,arch)
-BOARD_CROSS := $(call board-get,cross_compile)
-BOARD_DEFCONFIG := $(call board-get,defconfig)
-BOARD_IMAGE := $(call board-get,image)
-BOARD_DTB := $(call board-get,dtb)
-BOARD_PACKAGES := $(call board-get,packages)
-BOARD_BOOT := $(or $(call board-get,boot),kernel)
 
 # OUT_NAME names the build directory; make bench uses its own.
 OUT_NAME ?= $(BOARD_NAME)
 OUT := $(BUILD)/$(OUT_NAME)
+
+# The board's settings: fwembed's own board.cfg parser writes them as
+# BOARD_<KEY> variables (BOARD_ARCH, BOARD_CROSS_COMPILE, ...) into
+# board.mk, which make includes, remaking it first when board.cfg changed.
+# A broken board folder stops make here, before anything is built.
+BOARD_MK := $(OUT)/board.mk
+ifneq ($(filter-out help clean distclean,$(or $(MAKECMDGOALS),help)),)
+include $(BOARD_MK)
+endif
+$(BOARD_MK): $(wildcard $(BOARD_DIR)/board.cfg) $(CURDIR)/tools/fwembedlib/board.py
+	$(Q)$(FWEMBED) board $(BOARD_DIR) --make-vars $@
 KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
 # The kernel configuration names FWOUT relative to the kernel build directory
@@ -43,7 +50,6 @@ UBOOT_DISK := $(OUT)/disk.img
 # mkimage stamps images with SOURCE_DATE_EPOCH: the same inputs give the same image.
 SOURCE_DATE_EPOCH ?= 0
 
-FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
 # make firmware_install: where the entries marked install=yes go
 # (INSTALL_FW_ALL=1: every entry).
 INSTALL_FW_PATH ?= $(OUT)/firmware-install
@@ -72,22 +78,35 @@ export CCACHE_BASEDIR := $(CURDIR)
 # the build directory's depth and differ from a build without ccache. Strip
 # that spelling of the source tree too. $(1) is the build directory.
 ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --relative-to=$(1) $(TREE))/= $(KCPPFLAGS))"
-kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS) \
-	$(if $(CCACHE),CC="ccache $(BOARD_CROSS)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
+kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) \
+	CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
+	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
 KMAKE = $(call kmake,$(KOUT))
 
-# Debian packages: what every build needs, and what 'make check' needs too.
-BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio xz-utils zstd \
-	patch python3 ccache $(if $(KERNEL_SRC),,linux-source-6.1)
-# mkimage and the device tree compiler it runs for FIT images; mtools for the
-# boot disk; Debian's U-Boot builds for QEMU.
-UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools u-boot-qemu
-# make check boots every board: the 64-bit ARM one needs the arm64 cross
-# compiler, the PC one QEMU's x86 system emulator. The table is also
-# assembled for riscv64, one more architecture's assembler.
-CHECK_PACKAGES := python3-pytest python3-hypothesis python3-ply git perl firmware-linux-free \
-	gcc-arm-linux-gnueabi libc6-dev-armel-cross binutils-arm-linux-gnueabi qemu-system-arm $(UBOOT_PACKAGES) \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-x86 gcc-riscv64-linux-gnu
+# Debian packages. 'fwembed gen' needs Python and the compressors only;
+# a kernel build needs the rest of BUILD_PACKAGES.
+GEN_PACKAGES := python3 xz-utils zstd
+BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio patch ccache \
+	$(GEN_PACKAGES) $(if $(KERNEL_SRC),,linux-source-6.1)
+# mkimage and the device tree compiler it runs for FIT images; sfdisk and
+# mtools for the boot disk; Debian's U-Boot builds for QEMU.
+UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
+# 'fwembed report' reads ELF files with pyelftools.
+REPORT_PACKAGES := python3-pyelftools
+# The tests that need no kernel (make test-quick): no linux-source, no QEMU.
+# The generated table is assembled with the cross toolchain of every
+# architecture the tests cover: arm, arm64, riscv64, and the host's x86_64.
+QUICK_PACKAGES := $(GEN_PACKAGES) make patch cpio python3-pytest python3-hypothesis \
+	$(REPORT_PACKAGES) python3-matplotlib firmware-linux-free gcc-arm-linux-gnueabi \
+	binutils-arm-linux-gnueabi gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc \
+	u-boot-tools device-tree-compiler mtools fdisk
+# make check boots every board: the 64-bit one needs the arm64 cross compiler.
+CHECK_PACKAGES := $(QUICK_PACKAGES) python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
+	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+# INSTALL_DEPS=no: only check that the packages are there (the tests run
+# make so; 'make check' installed everything before they started).
+INSTALL_DEPS ?= yes
+install-deps = scripts/install-deps $(if $(filter no,$(INSTALL_DEPS)),--check)
 
 ifeq ($(V),1)
 Q :=
@@ -99,8 +118,8 @@ endif
 
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
-.PHONY: help run kernel fw config tree deps board-check initramfs kunit bench stress check test-quick \
-	firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean
+.PHONY: help run kernel fw config tree deps gen-deps report-deps board-check initramfs kunit bench stress check \
+	test-quick firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
@@ -123,12 +142,14 @@ help:
 	@echo '  kunit          run the KUnit suite of the patch series (kunit.py, QEMU virt)'
 	@echo '  bench          measure build time and memory against 6.1'"'"'s routes, incremental builds,'
 	@echo '                 lookup, table overhead, dedup, compression, and boot time built in against'
-	@echo '                 the initramfs; prints one table, writes JSON and an SVG to bench/results/'
+	@echo '                 the initramfs; prints one table, writes JSON and a PNG and SVG chart'
+	@echo '                 to bench/results/'
 	@echo '  stress         boot the sanitizer kernel (KASAN, kmemleak, lockdep, debug objects,'
 	@echo '                 DEBUG_VM, fault injection) of stress/vexpress-a9 and run the built-in'
 	@echo '                 firmware stress test in it; then fuzz the generator (10,000'
 	@echo '                 Hypothesis examples per test)'
-	@echo '  check          run every test (pytest), ending with its summary line'
+	@echo '  check          install every package the tests need, then run every test (pytest),'
+	@echo '                 ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
 	@echo '  clean          remove build/BOARD'
 	@echo '  distclean      remove build/'
@@ -138,7 +159,7 @@ help:
 	@echo '  FIRMWARE_DIR=dir  embed every regular file below dir instead of the board'"'"'s list'
 	@echo '  COMPRESS=how      store entries whose list sets no compress= as none (default), xz,'
 	@echo '                    zstd or auto'
-	@echo '  GEN_EXTRA=args    more fwembed gen arguments'
+	@echo '  GEN_EXTRA=args    more tools/fwembed gen arguments'
 	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
@@ -148,36 +169,44 @@ help:
 	@echo '  STRESS_CYCLES=n   make stress: cycles per thread (default: 10000)'
 	@echo '  INSTALL_FW_PATH=dir  where firmware_install installs (default: build/BOARD/firmware-install)'
 	@echo '  INSTALL_FW_ALL=1  firmware_install installs every entry, built-in ones too'
+	@echo '  INSTALL_DEPS=no   install no Debian package, only check they are there'
+	@echo '  FWEMBED_FUZZ_EXAMPLES=n  make check: examples per generator fuzz test (default: 50)'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
 	@echo
 	@echo 'Boards: $(notdir $(wildcard boards/*))'
 
 deps:
-	$(Q)scripts/install-deps $(BUILD_PACKAGES)
+	$(Q)$(install-deps) $(BUILD_PACKAGES)
 
+gen-deps:
+	$(Q)$(install-deps) $(GEN_PACKAGES)
+
+# The board folder was checked when board.mk was made; this adds what it
+# needs to build and boot.
 board-check: deps
-	$(Q)$(FWEMBED) board $(BOARD_DIR) >/dev/null
-	$(Q)scripts/install-deps $(BOARD_PACKAGES)
+	$(Q)$(install-deps) $(BOARD_PACKAGES)
 
 tree: deps
 	$(Q)scripts/prepare-kernel $(TREE) $(CURDIR)/kernel-patch $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 
-fw: board-check
+fw: gen-deps
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
 	$(Q)$(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
+
+# $(call update-line,FILE,LINE): make FILE hold LINE, rewriting it only when
+# it differs (so that make sees no change), through a temporary file beside it.
+update-line = tmp=$$(mktemp '$(1).XXXXXX') && printf '%s\n' '$(2)' > "$$tmp" && \
+	chmod 644 "$$tmp" && if cmp -s "$$tmp" '$(1)'; then rm -f "$$tmp"; else mv "$$tmp" '$(1)'; fi
 
 # The kernel build directory belongs to one prepared tree: when the tree is
 # made again (new patches), it starts afresh, since old objects may be newer
 # than re-extracted sources.
-config: tree fw
+config: tree board-check fw
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(KOUT)/.fwembed-tree; then \
 		if [ -d $(KOUT) ]; then echo '  CLEAN   $(KOUT:$(CURDIR)/%=%) (new kernel tree)'; fi; \
 		rm -rf $(KOUT); mkdir -p $(KOUT); cp $(TREE)/.fwembed-tree $(KOUT)/; fi
-	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR="%s"\n' '$(FWOUT_FROM_KOUT)' > $(OUT)/fwembed.config.tmp
-	$(Q)cmp -s $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config || \
-		mv $(OUT)/fwembed.config.tmp $(OUT)/fwembed.config
-	$(Q)rm -f $(OUT)/fwembed.config.tmp
+	$(Q)$(call update-line,$(OUT)/fwembed.config,CONFIG_FW_LOADER_GENERATED_DIR="$(FWOUT_FROM_KOUT)")
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
 
 FW_FRAGMENT = $(OUT)/fwembed.config
@@ -206,12 +235,12 @@ TESTFS := $(OUT)/testfs
 initramfs: kernel
 	$(Q)if [ ! -f $(OUT)/init ] || [ initramfs/init.c -nt $(OUT)/init ]; then \
 		echo '  CC      $(OUT:$(CURDIR)/%=%)/init'; \
-		$(BOARD_CROSS)gcc -static -Os -Wall -Werror -o $(OUT)/init initramfs/init.c; fi
+		$(BOARD_CROSS_COMPILE)gcc -static -Os -Wall -Werror -o $(OUT)/init initramfs/init.c; fi
 	$(Q)sed 's|@INIT@|$(OUT)/init|' initramfs/initramfs.list > $(OUT)/initramfs.list
 	$(quiet) '  CPIO    $(INITRAMFS_BASE:$(CURDIR)/%=%)'
 	$(Q)$(KOUT)/usr/gen_init_cpio $(OUT)/initramfs.list > $(INITRAMFS_BASE)
 	$(Q)rm -rf $(TESTFS) && mkdir -p $(TESTFS)
-	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(TESTFS)
+	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(TESTFS) --all-hint ''
 	$(Q)if [ -n "$$(ls -A $(TESTFS))" ]; then \
 		echo '  CPIO    $(TESTFS:$(CURDIR)/%=%).cpio (/lib/firmware)'; \
 		$(FWEMBED) cpio --dir $(TESTFS) --out $(TESTFS).cpio && \
@@ -221,20 +250,24 @@ initramfs: kernel
 # A board with boot = uboot runs U-Boot in QEMU, which boots the FIT from the
 # boot disk; any other board's kernel is loaded by QEMU itself.
 run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
-	$(Q)$(FWEMBED) boot --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) \
+	$(Q)$(HARNESS) boot --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) \
 		$(if $(filter uboot,$(BOARD_BOOT)),--disk $(UBOOT_DISK),$(if $(DTB_FILE),--dtb $(DTB_FILE))) \
 		--initrd $(INITRAMFS) --manifest $(FWOUT)/manifest.json --log $(OUT)/console.log \
+		--kernel-config $(KOUT)/.config --kernel-tree $(TREE) \
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
 
 uboot-deps:
-	$(Q)scripts/install-deps $(UBOOT_PACKAGES)
+	$(Q)$(install-deps) $(UBOOT_PACKAGES)
+
+report-deps:
+	$(Q)$(install-deps) $(REPORT_PACKAGES)
 
 # The device tree QEMU makes for a dtb = qemu board, written once per kernel.
 dtb: kernel
 ifeq ($(BOARD_DTB),qemu)
 	$(Q)if [ ! -f $(DTB_FILE) ] || [ $(BOARD_DIR)/board.cfg -nt $(DTB_FILE) ]; then \
 		echo '  DTB     $(DTB_FILE:$(CURDIR)/%=%) (QEMU dumpdtb)'; \
-		$(FWEMBED) dumpdtb --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) --out $(DTB_FILE) \
+		$(HARNESS) dumpdtb --board $(BOARD_DIR) --kernel $(KERNEL_IMAGE) --out $(DTB_FILE) \
 			>/dev/null; fi
 endif
 
@@ -264,18 +297,15 @@ NOFW_KOUT := $(OUT)/linux-nofw
 nofw-kernel: kernel
 	$(Q)if ! cmp -s $(TREE)/.fwembed-tree $(NOFW_KOUT)/.fwembed-tree; then \
 		echo '  COPY    $(KOUT:$(CURDIR)/%=%) -> $(NOFW_KOUT:$(CURDIR)/%=%)'; \
-		rm -rf $(NOFW_KOUT) $(NOFW_KOUT).tmp; cp -a $(KOUT) $(NOFW_KOUT).tmp; \
-		rm -f $(NOFW_KOUT).tmp/.config; mv $(NOFW_KOUT).tmp $(NOFW_KOUT); fi
-	$(Q)printf 'CONFIG_FW_LOADER_GENERATED_DIR=""\n' > $(OUT)/nofw.config.tmp
-	$(Q)cmp -s $(OUT)/nofw.config.tmp $(OUT)/nofw.config || \
-		mv $(OUT)/nofw.config.tmp $(OUT)/nofw.config
-	$(Q)rm -f $(OUT)/nofw.config.tmp
+		tmp=$$(mktemp -d '$(NOFW_KOUT).XXXXXX') && cp -a $(KOUT)/. "$$tmp" && \
+		rm -f "$$tmp/.config" && rm -rf $(NOFW_KOUT) && mv "$$tmp" $(NOFW_KOUT); fi
+	$(Q)$(call update-line,$(OUT)/nofw.config,CONFIG_FW_LOADER_GENERATED_DIR="")
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) \
 		KOUT=$(NOFW_KOUT) FW_FRAGMENT=$(OUT)/nofw.config $(NOFW_KOUT)/.config
 	$(quiet) '  MAKE    $(subst $(MAKE),make,$(call kmake,$(NOFW_KOUT))) vmlinux'
 	$(Q)$(call kmake,$(NOFW_KOUT)) vmlinux
 
-report: nofw-kernel
+report: report-deps nofw-kernel
 	$(quiet) '  REPORT  $(OUT:$(CURDIR)/%=%)/report.json'
 	$(Q)$(FWEMBED) report --manifest $(FWOUT:$(CURDIR)/%=%)/manifest.json \
 		--vmlinux $(KOUT:$(CURDIR)/%=%)/vmlinux --base-vmlinux $(NOFW_KOUT:$(CURDIR)/%=%)/vmlinux \
@@ -285,11 +315,11 @@ report: nofw-kernel
 # root filesystem's /lib/firmware when INSTALL_FW_PATH points there.
 firmware_install:
 	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(abspath $(INSTALL_FW_PATH)) \
-		$(if $(filter 1,$(INSTALL_FW_ALL)),--all)
+		$(if $(filter 1,$(INSTALL_FW_ALL)),--all,--all-hint INSTALL_FW_ALL=1)
 
 # The KUnit suite of the patch series, run by the kernel's own kunit.py.
 kunit: tree
-	$(Q)scripts/install-deps gcc-arm-linux-gnueabi qemu-system-arm
+	$(Q)$(install-deps) gcc-arm-linux-gnueabi qemu-system-arm
 	$(quiet) '  KUNIT   $(TREE:$(CURDIR)/%=%)/drivers/base/firmware_loader/builtin'
 	$(Q)cd $(TREE) && $(PYTHON) tools/testing/kunit/kunit.py run --arch=arm \
 		--cross_compile=arm-linux-gnueabi- --build_dir=$(BUILD)/kunit \
@@ -304,7 +334,7 @@ kunit: tree
 BENCH_PARTS ?= lookup,size,build,memory,boot
 BENCH_MAKE = $(MAKE)
 bench: tree
-	$(Q)scripts/install-deps $(CHECK_PACKAGES) time xxd
+	$(Q)$(install-deps) $(CHECK_PACKAGES) time xxd
 	$(Q)$(PYTHON) bench/bench.py --make "$(BENCH_MAKE)" --parts $(BENCH_PARTS)
 
 # Stress tests. The sanitizer kernel of stress/vexpress-a9 (KASAN, kmemleak,
@@ -321,7 +351,7 @@ STRESS_THREADS ?= 8
 STRESS_CYCLES ?= 10000
 
 stress: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
+	$(Q)$(install-deps) $(CHECK_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory BOARD=$(STRESS_BOARD) OUT_NAME=$(notdir $(STRESS_OUT)) \
 		EXTRA_FRAGMENTS=boards/vexpress-a9/kernel.config kernel
 	$(quiet) '  CC      $(STRESS_OUT:$(CURDIR)/%=%)/init'
@@ -336,13 +366,21 @@ stress: deps
 		--threads $(STRESS_THREADS) --cycles $(STRESS_CYCLES)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=10000 $(PYTHON) -m pytest stress/
 
-check: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
-	$(Q)$(PYTHON) -m pytest
+# Every package is installed here, once; the tests themselves install nothing.
+# The generator fuzzer (stress/) runs with FWEMBED_FUZZ_EXAMPLES examples per
+# test; make stress runs it with 10,000.
+FWEMBED_FUZZ_EXAMPLES ?= 50
 
-test-quick: deps
-	$(Q)scripts/install-deps $(CHECK_PACKAGES)
-	$(Q)$(PYTHON) -m pytest -m "not kernel"
+# Every board folder's packages, as fwembed's board.cfg parser reads them.
+every-board-packages = $$(for b in boards/*/; do $(FWEMBED) board $$b | sed -n 's/^packages = //p'; done)
+
+check: deps
+	$(Q)$(install-deps) $(CHECK_PACKAGES) $(every-board-packages)
+	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest
+
+test-quick:
+	$(Q)$(install-deps) $(QUICK_PACKAGES)
+	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest -m "not kernel"
 
 clean:
 	rm -rf $(OUT)

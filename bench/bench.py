@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""make bench: run every measurement, print one table, write JSON and an SVG chart.
+"""make bench: run every measurement, print one table, write JSON and a chart.
 
 The parts run one after the other, each as its own script that prints its
 progress and its detailed table and writes bench/results/<part>.json:
@@ -13,8 +13,9 @@ boot     bench/boot.py     boot to all firmware delivered, built in against the
 
 Then the figures of all parts are gathered into one table, printed last,
 and written to bench/results/bench.json, with their ratios drawn in
-bench/results/bench.svg. --parts runs only some parts; --report-only
-runs none and redraws the table from the JSON files already there.
+bench/results/bench.png and bench.svg (chart.py, matplotlib). --parts
+runs only some parts; --report-only runs none and redraws the table and
+the chart from the JSON files already there.
 """
 
 import pathlib
@@ -25,8 +26,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
+import chart  # noqa: E402  pylint: disable=wrong-import-position
 import summary  # noqa: E402  pylint: disable=wrong-import-position
-import svgchart  # noqa: E402  pylint: disable=wrong-import-position
 
 PARTS = ("lookup", "size", "build", "memory", "boot")
 
@@ -72,9 +73,9 @@ def main():
     host = machine()
     benchlib.write_json("bench", {"machine": host, "rows": rows,
                                   "missing": [p for p in PARTS if results[p] is None]})
-    dest = benchlib.RESULTS / "bench.svg"
-    dest.write_text(svgchart.chart(rows, f"fwembed make bench: ratios (host: {host})"))
-    benchlib.say("WROTE", benchlib.rel(dest))
+    for dest in chart.write(rows, f"fwembed make bench: ratios (host: {host})",
+                            benchlib.RESULTS / "bench"):
+        benchlib.say("WROTE", benchlib.rel(dest))
     print()
     print(f"machine: {host}")
     print(summary.table(rows))

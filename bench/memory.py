@@ -19,7 +19,6 @@ stores every name's data separately, as the distinct set does.
 It prints one table and writes bench/results/memory.json.
 """
 
-import json
 import pathlib
 import sys
 
@@ -32,6 +31,7 @@ import build  # noqa: E402  pylint: disable=wrong-import-position
 sys.path.insert(0, str(ROOT / "tools"))
 from fwembedlib import emit  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
+from fwembedlib.manifest import read as read_manifest  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = BUILD / "bench-memory"
 DEDUP_NAMES = 64
@@ -109,10 +109,10 @@ def dedup_case(label, repeat):
     benchlib.run(["rm", "-rf", out, HERE / f"obj-{label}"], "clean")
     benchlib.run(["/usr/bin/python3", ROOT / "tools" / "fwembed", "gen", "-q", "--dir", folder,
                   "--out", out], "gen")
-    manifest = json.loads((out / "manifest.json").read_text())["entries"]
+    manifest = read_manifest(out / "manifest.json")
     sections = link(assemble(out, HERE / f"obj-{label}"), HERE / f"{label}.elf")
-    return {"names": len(manifest), "distinct": len({e["blob"] for e in manifest}),
-            "raw": sum(e["size"] for e in manifest),
+    return {"names": len(manifest), "distinct": len({e.blob for e in manifest}),
+            "raw": sum(e.size for e in manifest),
             "image": sections["rodata"] + sections["builtin_fw"], **sections}
 
 

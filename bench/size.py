@@ -21,7 +21,6 @@ figure of its boot "Memory:" line, in KiB. It prints one table and writes
 bench/results/size.json.
 """
 
-import json
 import pathlib
 import re
 import sys
@@ -35,6 +34,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from fwembedlib import emit  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
+from fwembedlib.manifest import read as read_manifest  # noqa: E402  pylint: disable=wrong-import-position
 
 SETTINGS = ("none", "xz", "zstd", "auto")
 OUT_NAME = "bench-size"
@@ -73,14 +73,13 @@ def measure(make, fwdir, setting):
     benchlib.make_target(make, "run", f"make run (COMPRESS={setting})", OUT_NAME=OUT_NAME,
                          FIRMWARE_DIR=fwdir, COMPRESS=setting)
     out = ROOT / "build" / OUT_NAME
-    manifest = [e for e in json.loads((out / "fw" / "manifest.json").read_text())["entries"]
-                if e.get("builtin", True)]
+    manifest = [e for e in read_manifest(out / "fw" / "manifest.json") if e.builtin]
     row = measure_objects(out / "fw" / "objects.mk",
                           out / "linux" / "drivers/base/firmware_loader/builtin/generated")
     row["entries"] = len(manifest)
-    row["raw"] = sum(e["size"] for e in manifest)
+    row["raw"] = sum(e.size for e in manifest)
     # Stored bytes in the image: once per stored form, however many names.
-    row["stored"] = sum({e["blob"]: e["stored_size"] for e in manifest}.values())
+    row["stored"] = sum({e.blob: e.stored_size for e in manifest}.values())
     if row["data"] != row["stored"] or row["digests"] != DIGEST * row["blobs"]:
         raise BenchError(out / "fw", f"objects hold {row['data']} data and {row['digests']} "
                          f"digest bytes; the manifest says {row['stored']} stored bytes in "

@@ -10,7 +10,7 @@ fw_builtin_stress.threads= and .cycles= added to the kernel command line,
 and is printed before it runs; the console is copied to LOG as it arrives.
 
 The run passes only if the console shows no sanitizer or kernel report
-(tools/fwembedlib/stresslog.py lists what counts), THREADS x CYCLES
+(stress/stresslog.py lists what counts), THREADS x CYCLES
 successful stress cycles, a fault injection run in which some requests
 failed and every failure was a clean -ENOMEM, and an empty kmemleak report.
 The exit status is 0 if it passed, 1 if not.
@@ -18,17 +18,16 @@ The exit status is 0 if it passed, 1 if not.
 
 import argparse
 import pathlib
-import shlex
 import sys
-import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "harness")]
 
 # pylint: disable=wrong-import-position
-from fwembedlib import stresslog  # noqa: E402
+import stresslog  # noqa: E402
 from fwembedlib.board import load_board  # noqa: E402
-from fwembedlib.boot import run_qemu  # noqa: E402
 from fwembedlib.errors import FwembedError  # noqa: E402
+from fwharness.qemu import boot, qemu_command  # noqa: E402
 
 
 def parse_args(argv):
@@ -54,20 +53,12 @@ def main(argv=None):
         return 1
     cmdline = f"{board.settings['cmdline']} fw_builtin_stress.threads={args.threads} " \
         f"fw_builtin_stress.cycles={args.cycles}"
-    command = board.qemu_command(args.kernel, args.dtb, cmdline=cmdline, initrd=args.initrd)
-    timeout = board.timeout * args.timeout_multiplier
-    print(f"  QEMU    {shlex.join(command)}", flush=True)
-    start = time.monotonic()
-    lines, timed_out, status = run_qemu(command, args.log, timeout)
-    elapsed = time.monotonic() - start
+    command = qemu_command(board, args.kernel, args.dtb, cmdline=cmdline, initrd=args.initrd)
+    run = boot(command, args.log, board.timeout * args.timeout_multiplier)
 
-    log = stresslog.parse(lines)
-    problems = log.problems(args.threads * args.cycles)
-    if timed_out:
-        problems.append(f"QEMU did not exit within {timeout:g} s and was stopped")
-    elif status != 0:
-        problems.append(f"QEMU exited with status {status}")
-    print(f"stress summary ({board.name}, boot took {elapsed:.0f} s, console log {args.log}):")
+    log = stresslog.parse(run.lines)
+    problems = log.problems(args.threads * args.cycles) + run.problems
+    print(f"stress summary ({board.name}, boot took {run.elapsed:.0f} s, console log {args.log}):")
     for line in stresslog.summary(log, args.threads, args.cycles):
         print(f"  {line}")
     for problem in problems:

@@ -10,7 +10,7 @@ validation gets arbitrary strings. A smaller share goes through the real
 command line, which must exit 0 or 1 and never print a traceback.
 
 FWEMBED_FUZZ_EXAMPLES sets the number of examples per test (make stress
-uses 10,000; the default is 200).
+uses 10,000; make check 50, the default).
 """
 
 import os
@@ -31,7 +31,7 @@ from fwembedlib.gen import generate  # noqa: E402  pylint: disable=wrong-import-
 from fwembedlib.names import name_problem  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.outdir import OutDir  # noqa: E402  pylint: disable=wrong-import-position
 
-EXAMPLES = int(os.environ.get("FWEMBED_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("FWEMBED_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 SOURCES = {"one.bin": b"\x01", "empty.bin": b"", "text.bin": b"fwembed " * 40}

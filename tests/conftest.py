@@ -10,14 +10,21 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOOLS = ROOT / "tools"
 FWEMBED = TOOLS / "fwembed"
+HARNESS = ROOT / "harness" / "fwembed-harness"
 PYTHON = "/usr/bin/python3"
-sys.path.insert(0, str(TOOLS))
+sys.path[:0] = [str(TOOLS), str(ROOT / "harness")]
 
 
 def run_fwembed(*args, cwd=None):
-    """Run the real command line; return the CompletedProcess."""
+    """Run the product's real command line; return the CompletedProcess."""
     return subprocess.run([PYTHON, str(FWEMBED), *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, check=False)
+
+
+def run_harness(*args, timeout=None):
+    """Run the harness's command line; return the CompletedProcess."""
+    return subprocess.run([PYTHON, str(HARNESS), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture
@@ -47,13 +54,39 @@ def snapshot(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def make_env(**settings):
+    """The environment for a make of its own: not a sub-make of 'make check'
+    (whose MAKEFLAGS would leak in, and whose MAKELEVEL would make it print
+    'Entering directory' lines)."""
+    env = dict(os.environ, **settings)
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+        env.pop(name, None)
+    return env
+
+
 def make(*args, cwd=ROOT, timeout=3600):
-    """Run make in the repository and return the CompletedProcess."""
-    env = dict(os.environ)
-    env.pop("MAKEFLAGS", None)
-    env.pop("MFLAGS", None)
-    return subprocess.run(["make", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env, check=False)
+    """Run make in the repository and return the CompletedProcess.
+
+    Tests install nothing: 'make check' installed every package up front,
+    and INSTALL_DEPS=no makes a missing one an error instead.
+    """
+    return subprocess.run(["make", "INSTALL_DEPS=no", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env=make_env(), check=False)
+
+
+def command_env():
+    """The environment documented commands run in: make installs nothing (as
+    in make()), and python3 is Debian's, as on the Debian 12 host the docs
+    assume (tools/fwembed starts with '#!/usr/bin/env python3')."""
+    return make_env(INSTALL_DEPS="no", PATH="/usr/bin:" + os.environ["PATH"])
+
+
+def run_command(text, cwd=ROOT, timeout=3600):
+    """Run one command line exactly as README.md or docs/ show it, with bash,
+    from the top of the repository. tests/test_docs.py checks that every
+    documented command is run so, and that these are documented."""
+    return subprocess.run(["bash", "-e", "-c", text], cwd=cwd, env=command_env(),
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ No kernel build and no timing: the measurements themselves are make bench's.
 """
 
 import lzma
+import math
 import sys
 import xml.etree.ElementTree as ET
 
@@ -13,8 +14,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
 import boot  # noqa: E402  pylint: disable=wrong-import-position
+import chart  # noqa: E402  pylint: disable=wrong-import-position
 import summary  # noqa: E402  pylint: disable=wrong-import-position
-import svgchart  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def test_sizes_add_up_within_bounds():
@@ -111,19 +112,72 @@ LOOKUP = {"results": {"4": {"linear": {"hit_ns": 300, "miss_ns": 400},
                                "lookup": {"hit_ns": 1000, "miss_ns": 1500}}}}
 
 
-def test_summary_rows_take_the_largest_lookup_table():
-    """The lookup rows compare 6.1's scan with the lookup at the most entries."""
+def test_summary_rows_take_the_smallest_and_largest_lookup_tables():
+    """The lookup rows compare 6.1's scan with the lookup at the fewest and the
+    most entries: the targets are no slower at one end, faster at the other."""
     rows = summary.rows({"lookup": LOOKUP})
     assert [(r["figure"], r["fwembed"], r["other"], r["ratio"]) for r in rows] == [
+        ("4 entries, hit", 300, 300, 1.0), ("4 entries, miss", 200, 400, 2.0),
         ("1024 entries, hit", 1000, 30000, 30.0), ("1024 entries, miss", 1500, 60000, 40.0)]
     assert "30.00x" in summary.table(rows)
 
 
-def test_chart_is_well_formed_svg():
-    """The chart parses as XML, with one bar per ratio and names escaped."""
-    rows = summary.rows({"lookup": LOOKUP})
+BOOT = {"files": 64, "bytes": 4 << 20,
+        "builtin_verify": {"delivered_us": 600, "requests_us": 300, "checks_us": 110},
+        "builtin": {"delivered_us": 400, "requests_us": 150, "checks_us": 100},
+        "initramfs": {"delivered_us": 420, "requests_us": 160, "checks_us": 5},
+        "incremental": {"no_op": {"assembled": 0, "relinked": False},
+                        "one_file": {"assembled": 1, "relinked": True}}}
+
+
+def test_verify_rows_compare_first_and_second_requests_without_verify():
+    """VERIFY's rows set its first request, and its second, against the same
+    kernel without VERIFY."""
+    rows = {r["figure"]: r for r in summary.rows({"boot": BOOT})}
+    first = rows["64 files, 4 MiB: first request + SHA-256, with VERIFY"]
+    second = rows["64 files, 4 MiB: second request + SHA-256, with VERIFY"]
+    assert (first["fwembed"], first["against"], first["other"], first["ratio"]) == \
+        (300, "no VERIFY", 150, 0.5)
+    assert (second["fwembed"], second["other"], second["ratio"]) == (110, 100, 0.91)
+
+
+def chart_rows():
+    """Two lookup rows (one table size) and one row below 1x."""
+    rows = summary.rows({"lookup": {"results": {"1024": LOOKUP["results"]["1024"]}}})
     rows.append(summary.row("x", "a < b & c", "s", 2.0, "y", 1.0, "host"))
-    root = ET.fromstring(svgchart.chart(rows, "t"))
-    bars = [e for e in root if e.tag.endswith("rect") and len(e)]
+    return rows
+
+
+def test_chart_is_well_formed_svg(tmp_path):
+    """The SVG parses as XML, with one bar per ratio and names escaped."""
+    _, svg = chart.write(chart_rows(), "t", tmp_path / "bench")
+    root = ET.parse(svg).getroot()
+    bars = [e for e in root.iter() if e.get("id", "").startswith("bar-")]
     assert len(bars) == 3
-    assert svgchart.chart(rows, "t") == svgchart.chart(rows, "t")
+    texts = "".join(e.text or "" for e in root.iter() if e.tag.endswith("text"))
+    assert "x: a < b & c (s, vs y)" in texts
+
+
+def test_chart_bars_run_from_1x_to_each_ratio():
+    """Each bar starts at 1x and ends at its row's ratio; one below 1x points left."""
+    axes = chart.figure(chart_rows(), "t").axes[0]
+    spans = [(p.get_x(), p.get_x() + p.get_width()) for p in axes.patches
+             if (p.get_gid() or "").startswith("bar-")]
+    assert [(round(a, 6), round(b, 6)) for a, b in spans] == [(1, 30.0), (1, 40.0), (1, 0.5)]
+    assert math.isclose(axes.get_xlim()[0], chart.LOW) and axes.get_xscale() == "log"
+
+
+def test_chart_is_written_as_png_and_svg_reproducibly(tmp_path):
+    """PNG and SVG are written, and a second run gives the same bytes (no date, fixed ids)."""
+    first = chart.write(chart_rows(), "t", tmp_path / "one")
+    second = chart.write(chart_rows(), "t", tmp_path / "two")
+    assert first[0].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+
+
+def test_chart_changes_with_the_figures(tmp_path):
+    """Other ratios draw another chart: the files depend on the rows."""
+    rows = chart_rows()
+    other = [dict(r, ratio=r["ratio"] * 2) for r in rows]
+    assert chart.write(rows, "t", tmp_path / "one")[1].read_bytes() != \
+        chart.write(other, "t", tmp_path / "two")[1].read_bytes()

@@ -1,16 +1,18 @@
 """Board folders and config fragment checks."""
 
+import os
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import ROOT, run_fwembed
+from conftest import ROOT, make, run_fwembed
 from fwembedlib.board import load_board
 from fwembedlib.errors import FwembedError
 from fwembedlib.kconfig import check_fragments, merge_fragments
+from fwharness.qemu import qemu_command
 
 VERSATILE = ROOT / "boards" / "versatile"
+BOARDS = sorted(p for p in (ROOT / "boards").iterdir() if p.is_dir())
 
 
 @pytest.fixture
@@ -23,7 +25,7 @@ def board(tmp_path):
 def test_versatile_board_loads():
     """The shipped board folder is complete and its QEMU command expands."""
     board = load_board(VERSATILE)
-    cmd = board.qemu_command("/k/zImage", "/k/pb.dtb")
+    cmd = qemu_command(board, "/k/zImage", "/k/pb.dtb")
     assert cmd[0] == "qemu-system-arm" and "-no-reboot" in cmd
     assert cmd[cmd.index("-append") + 1] == "console=ttyAMA0 panic=-1"
 
@@ -90,18 +92,17 @@ def test_merge_replaces_overridden_lines(tmp_path):
     assert dotconfig.read_text() == "CONFIG_C=y\nCONFIG_A=y\n# CONFIG_B is not set\n"
 
 
-@pytest.mark.parametrize("name", ["versatile", "vexpress-a9", "virt64", "virt-uboot", "x86_64"])
-def test_every_shipped_board_loads(name):
+@pytest.mark.parametrize("folder", BOARDS, ids=lambda p: p.name)
+def test_every_shipped_board_loads(folder):
     """Each board folder in boards/ passes the checks 'make' runs first."""
-    result = run_fwembed("board", ROOT / "boards" / name)
+    result = run_fwembed("board", folder)
     assert result.returncode == 0, result.stderr
     assert "description = " in result.stdout
 
 
-def test_boards_folder_holds_only_tested_boards():
-    """A new board folder must be added to the test lists above and in test_boards.py."""
-    assert sorted(p.name for p in (ROOT / "boards").iterdir() if p.is_dir()) == \
-        ["versatile", "vexpress-a9", "virt-uboot", "virt64", "x86_64"]
+def test_boards_are_found_without_a_list():
+    """The board tests take every folder in boards/: the five shipped ones at least."""
+    assert {"versatile", "vexpress-a9", "virt-uboot", "virt64", "x86_64"} <= {p.name for p in BOARDS}
 
 
 def edit_cfg(board, old, new):
@@ -152,7 +153,54 @@ def test_make_names_a_malformed_board_folder(tmp_path):
     folder = tmp_path / "half-board"
     folder.mkdir()
     (folder / "board.cfg").write_text("description = half\n")
-    result = subprocess.run(["make", "-C", str(ROOT), "board-check", f"BOARD={folder}"],
-                            capture_output=True, text=True, check=False)
+    result = make("board-check", f"BOARD={folder}")
     assert result.returncode != 0
     assert f"{folder}: error: board folder lacks kernel.config, firmware.list" in result.stderr
+
+
+@pytest.fixture
+def board_vars(board):
+    """BOARD_<name> as the real Makefile sees them, through its board.mk include."""
+    out_name = f"test-board-vars-{os.getpid()}"
+    printer = board.parent / "print.mk"
+    printer.write_text("print-%:\n\t@printf '%s\\n' '$($*)'\n")
+
+    def read(*names):
+        result = make("-f", "Makefile", "-f", printer, f"BOARD={board}",
+                      f"OUT_NAME={out_name}", *[f"print-BOARD_{name}" for name in names])
+        assert result.returncode == 0, result.stderr
+        return result.stdout.splitlines()
+    yield read
+    shutil.rmtree(ROOT / "build" / out_name, ignore_errors=True)
+
+
+def test_make_vars_name_every_key(board, tmp_path):
+    """--make-vars writes BOARD_<KEY> for every key; unset ones empty, boot defaulted."""
+    result = run_fwembed("board", board, "--make-vars", tmp_path / "board.mk")
+    assert (result.returncode, result.stdout) == (0, "")
+    text = (tmp_path / "board.mk").read_text()
+    assert "BOARD_CROSS_COMPILE := arm-linux-gnueabi-\n" in text
+    assert "BOARD_BOOT := kernel\n" in text and "BOARD_UBOOT := \n" in text
+
+
+def test_make_reads_the_values_back_verbatim(board, board_vars):
+    """'$', '#', quotes and a trailing backslash reach make as board.cfg spells them."""
+    value = 'costs $5 # not a comment {kernel} "q" \\'
+    edit_cfg(board, "description = ARM Versatile PB (ARM926EJ-S), qemu-system-arm -M versatilepb",
+             f"description = {value}")
+    assert board_vars("DESCRIPTION", "ARCH") == [value, "arm"]
+
+
+def test_indented_setting_is_read_alike_by_python_and_make(board, board_vars):
+    """Blanks before a key are ignored, by fwembed board and by make, which reads its output."""
+    edit_cfg(board, "defconfig = versatile_defconfig", "   defconfig = indented_defconfig")
+    assert load_board(board).settings["defconfig"] == "indented_defconfig"
+    assert board_vars("DEFCONFIG") == ["indented_defconfig"]
+
+
+def test_make_remakes_board_mk_when_board_cfg_changes(board, board_vars):
+    """A changed board.cfg reaches make at once: board.mk depends on it."""
+    assert board_vars("TIMEOUT") == ["120"]
+    cfg = edit_cfg(board, "timeout = 120", "timeout = 99")
+    os.utime(cfg, (cfg.stat().st_mtime + 10,) * 2)
+    assert board_vars("TIMEOUT") == ["99"]

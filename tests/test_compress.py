@@ -10,8 +10,9 @@ import subprocess
 
 import pytest
 
-from conftest import run_fwembed, write_list
+from conftest import ROOT, run_fwembed, write_list
 from fwembedlib.compress import auto_keeps
+from fwembedlib.fwlist import read_list
 
 TEXT = b"fwembed compresses this line well. " * 64
 
@@ -126,6 +127,33 @@ def test_command_line_default_fills_in(src, tmp_path):
                            "%default compress=zstd\nc text.bin\n")
     entries = gen(path, tmp_path / "out", "--compress", "xz")
     assert [entries[n]["compression"] for n in "abc"] == ["xz", "none", "zstd"]
+
+
+def test_unused_command_line_default_warns(src, tmp_path):
+    """--compress that no entry takes (each sets compress= or has a %default) is named."""
+    path = write_list(src, "%default compress=none\na text.bin\nb text.bin compress=xz\n")
+    result = run_fwembed("gen", "-q", "--list", path, "--out", tmp_path / "out",
+                         "--compress", "zstd")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (f"{path}: warning: --compress zstd (make's COMPRESS=zstd) changes "
+                             "no entry: every entry sets compress= itself or through "
+                             "%default\n")
+
+
+def test_used_command_line_default_does_not_warn(src, tmp_path):
+    """--compress that one entry takes, or none at all, says nothing."""
+    path = write_list(src, "a text.bin\nb text.bin compress=xz\n")
+    for method in ("zstd", "none"):
+        result = run_fwembed("gen", "-q", "--list", path, "--out", tmp_path / method,
+                             "--compress", method)
+        assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_shipped_boards_leave_compression_to_make():
+    """Every board list has entries without compress=, which make's COMPRESS= stores."""
+    for folder in sorted((ROOT / "boards").iterdir()):
+        entries = read_list(folder / "firmware.list")
+        assert any(e.compress is None and not e.install for e in entries), folder.name
 
 
 def test_directory_mode_takes_the_command_line_default(src, tmp_path):

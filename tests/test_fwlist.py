@@ -39,6 +39,23 @@ def test_install_option(fwtree):
     assert [e.install for e in read_list(path)] == [True, False, False]
 
 
+def test_default_applies_until_the_next_default(fwtree):
+    """%default sets options for the entries below it that do not set them."""
+    path = write_list(fwtree, "%default license=MIT install=yes\na one.bin\n"
+                              "b one.bin license=BSD-2-Clause install=no\n")
+    assert [(e.license, e.install) for e in read_list(path)] == [("MIT", True),
+                                                                  ("BSD-2-Clause", False)]
+
+
+def test_next_default_starts_afresh(fwtree):
+    """A %default replaces the earlier one: options it does not name lose their default."""
+    path = write_list(fwtree, "%default license=MIT compress=xz\na one.bin\n"
+                              "%default install=yes\nb one.bin\n")
+    entries = read_list(path)
+    assert [(e.license, e.compress, e.install) for e in entries] == [
+        ("MIT", "xz", False), (None, None, True)]
+
+
 def test_where_has_the_line_number(fwtree):
     """Each entry remembers its list line for later error messages."""
     path = write_list(fwtree, "\n\na one.bin\n")

@@ -157,6 +157,15 @@ def test_make_firmware_install_defaults_to_the_build_directory():
         subprocess.run(["rm", "-rf", str(out)], check=True)
 
 
+def test_make_firmware_install_suggests_install_fw_all(fwtree, tmp_path):
+    """With FIRMWARE_DIR nothing is marked install=yes: make suggests INSTALL_FW_ALL=1."""
+    result = make("firmware_install", f"FIRMWARE_DIR={fwtree}",
+                  f"INSTALL_FW_PATH={tmp_path}/fw")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (f"fwembed install: no entry of {fwtree} is marked install=yes; "
+                             "nothing to install (INSTALL_FW_ALL=1 installs every entry)\n")
+
+
 def test_make_firmware_install_all_to_a_path(tmp_path):
     """INSTALL_FW_ALL=1 installs every entry; INSTALL_FW_PATH picks the folder."""
     result = make("firmware_install", "INSTALL_FW_ALL=1", f"INSTALL_FW_PATH={tmp_path}/fw")

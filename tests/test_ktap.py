@@ -1,13 +1,12 @@
 """The self-test KTAP parser and the verdicts, on recorded console logs."""
 
-import json
-
 from conftest import ROOT
-from fwembedlib import ktap
-from fwembedlib.verify import format_verdict, verdicts
+from fwembedlib.manifest import ManifestEntry, read
+from fwharness import ktap
+from fwharness.verify import format_verdict, verdicts
 
 DATA = ROOT / "tests" / "data"
-MANIFEST = json.loads((DATA / "versatile-manifest.json").read_text())["entries"]
+MANIFEST = read(DATA / "versatile-manifest.json")
 
 
 def parse(name):
@@ -75,14 +74,22 @@ def test_unreported_entries_fail():
 
 def test_extra_builtin_entries_are_listed():
     """Entries built in by other means (EXTRA_FIRMWARE) appear as extra verdicts."""
-    results = verdicts(MANIFEST[:-1], parse("boot-pass.log"))
+    results = verdicts(MANIFEST[:-1], parse("boot-pass.log"),
+                       extra_firmware={"fwembed/seven.bin"})
     assert results[6].name == "fwembed/seven.bin" and results[6].passed
+
+
+def test_entry_unknown_to_the_manifest_fails():
+    """A kernel entry that neither the manifest nor --extra-firmware names fails."""
+    results = verdicts(MANIFEST[:-1], parse("boot-pass.log"))
+    assert results[6].name == "fwembed/seven.bin" and not results[6].passed
+    assert results[6].why == "not in the manifest: a stale or foreign table entry"
 
 
 def test_install_only_entries_are_not_expected_at_boot():
     """A manifest entry with "builtin": false gets no verdict: it is not built in."""
-    installed = {"name": "fs/only.bin", "size": 1, "sha256": "00" * 32, "stored_size": 1,
-                 "compression": "none", "blob": None, "builtin": False}
+    installed = ManifestEntry(name="fs/only.bin", size=1, sha256="00" * 32, stored_size=1,
+                              builtin=False)
     results = verdicts(MANIFEST + [installed], parse("boot-pass.log"))
     assert len(results) == 9 and all(v.passed for v in results)
 

@@ -1,12 +1,11 @@
 """The debugfs listing printed by the test init, on a recorded console log."""
 
-import json
-
 from conftest import ROOT
-from fwembedlib import listing
+from fwembedlib.manifest import ManifestEntry, read
+from fwharness import listing
 
 DATA = ROOT / "tests" / "data"
-MANIFEST = json.loads((DATA / "versatile-manifest.json").read_text())["entries"]
+MANIFEST = read(DATA / "versatile-manifest.json")
 
 
 def lines(name="boot-listing.log"):
@@ -26,8 +25,8 @@ def test_recorded_listing_matches_the_manifest():
 
 def test_install_only_entries_are_not_expected_in_the_listing():
     """The listing is compared only with the manifest's built-in entries."""
-    installed = {"name": "fs/only.bin", "size": 1, "sha256": "00" * 32, "stored_size": 1,
-                 "compression": "none", "blob": None, "builtin": False}
+    installed = ManifestEntry(name="fs/only.bin", size=1, sha256="00" * 32, stored_size=1,
+                              builtin=False)
     assert listing.mismatches(MANIFEST + [installed], listing.parse(lines())) == []
 
 

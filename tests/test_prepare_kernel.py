@@ -45,6 +45,7 @@ def test_patch_failure_names_the_patch(fake_tree, tmp_path):
     assert result.returncode == 1
     assert "0001-" in result.stderr and "does not apply" in result.stderr
     assert not (tmp_path / "dest").exists() and not (tmp_path / "dest.tmp").exists()
+    assert not list(tmp_path.glob("dest.*")), "the temporary tree was left behind"
 
 
 @pytest.mark.kernel

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from asmlink import CROSS, assemble_and_link
-from conftest import ROOT, make, run_fwembed, write_list
+from conftest import ROOT, run_command, run_fwembed, write_list
 from fwembedlib.elf import read_sections
 
 LIST = ("a seven.bin license=MIT\nb seven.bin license=MIT\n"
@@ -90,7 +90,8 @@ def readelf_sections(elf, tool):
 
 
 def ours(elf):
-    return [(s.name, s.addr, s.size, s.allocated) for s in read_sections(elf) if s.type]
+    return [(s.name, s.addr, s.size, s.allocated) for s in read_sections(elf)
+            if s.type != "SHT_NULL"]
 
 
 def test_elf_sections_agree_with_readelf_32_bit(fwtree, tmp_path):
@@ -106,9 +107,9 @@ def test_elf_sections_agree_with_readelf_64_bit():
     assert ours("/usr/bin/python3") == readelf_sections("/usr/bin/python3", "readelf")
 
 
-def test_growth_between_two_linked_tables(fwtree, tmp_path):
-    """One more 256-byte entry: .builtin_fw grows by one 24-byte entry, the data
-    section by the image, .rodata by its digest, and totals add up."""
+@pytest.fixture
+def linked_pair(fwtree, tmp_path):
+    """(manifest, ELF with one more 256-byte entry, ELF without it)."""
     small = gen(write_list(fwtree, "a seven.bin\n", name="small.list"), tmp_path / "small")
     big = gen(write_list(fwtree, "a seven.bin\nr ramp.bin\n", name="big.list"),
               tmp_path / "big")
@@ -116,6 +117,13 @@ def test_growth_between_two_linked_tables(fwtree, tmp_path):
     (tmp_path / "b").mkdir()
     without = assemble_and_link(small.parent, tmp_path / "s")
     with_fw = assemble_and_link(big.parent, tmp_path / "b")
+    return big, with_fw, without
+
+
+def test_growth_between_two_linked_tables(linked_pair, tmp_path):
+    """One more 256-byte entry: .builtin_fw grows by one 24-byte entry, the data
+    section by the image, .rodata by its digest, and totals add up."""
+    big, with_fw, without = linked_pair
     report("--manifest", big, "--vmlinux", with_fw, "--base-vmlinux", without,
            "--json", tmp_path / "r.json")
     growth = json.loads((tmp_path / "r.json").read_text())["vmlinux"]
@@ -126,13 +134,16 @@ def test_growth_between_two_linked_tables(fwtree, tmp_path):
     assert growth["allocated"]["growth"] == sum(sections.values())
 
 
-def test_growth_is_printed_per_changed_section(fwtree, tmp_path):
-    """The printed table names each section that grew, and the total."""
-    manifest = gen(write_list(fwtree, "a seven.bin\n"), tmp_path / "out")
-    elf = assemble_and_link(tmp_path / "out", tmp_path)
-    out = report("--manifest", manifest, "--vmlinux", elf, "--base-vmlinux", elf)
-    assert "vmlinux growth: +0 bytes of allocated sections\n" in out
-    assert re.search(r"^all allocated\s+(\d+)\s+\1\s+\+0$", out, re.M)
+def test_growth_is_printed_per_changed_section(linked_pair):
+    """The printed table names each section that grew, with both sizes, and the total."""
+    big, with_fw, without = linked_pair
+    out = report("--manifest", big, "--vmlinux", with_fw, "--base-vmlinux", without)
+    table = re.search(r"^\.builtin_fw\s+(\d+)\s+(\d+)\s+\+24$", out, re.M)
+    assert table and int(table.group(2)) - int(table.group(1)) == 24
+    assert re.search(r"^\.rodata\s+\d+\s+\d+\s+\+\d+$", out, re.M)
+    total = re.search(r"^all allocated\s+(\d+)\s+(\d+)\s+\+(\d+)$", out, re.M)
+    assert total and int(total.group(2)) - int(total.group(1)) == int(total.group(3)) > 24
+    assert f"vmlinux growth: +{total.group(3)} bytes of allocated sections\n" in out
 
 
 def test_missing_manifest_is_an_error(tmp_path):
@@ -162,7 +173,7 @@ def test_vmlinux_needs_a_base(fwtree, tmp_path):
 @pytest.mark.kernel
 def test_make_report_measures_the_board_kernel():
     """make report: every entry, and .builtin_fw grows by 24 bytes per built-in entry."""
-    result = make("report")
+    result = run_command("make report")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads((ROOT / "build" / "versatile" / "report.json").read_text())
     manifest = json.loads((ROOT / "build" / "versatile" / "fw" / "manifest.json").read_text())

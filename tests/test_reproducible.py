@@ -15,7 +15,7 @@ import shutil
 import pytest
 
 from asmlink import assemble_and_link
-from conftest import ROOT, make, run_fwembed, write_list
+from conftest import ROOT, run_command, run_fwembed, write_list
 from fwembedlib import emit
 
 # Outputs that name their own location, so they differ by design: the make
@@ -68,11 +68,11 @@ def test_assembled_objects_are_identical(two_runs, tmp_path):
 @pytest.mark.kernel
 def test_two_kernel_builds_are_identical():
     """A clean build in build/repro equals the board's: fw files, objects, vmlinux, zImage."""
-    board = make("kernel")
+    board = run_command("make kernel")
     assert board.returncode == 0, board.stdout[-3000:] + board.stderr[-3000:]
     repro_dir = ROOT / "build" / "repro"
     shutil.rmtree(repro_dir, ignore_errors=True)
-    repro = make("kernel", "OUT_NAME=repro")
+    repro = run_command("make kernel OUT_NAME=repro")
     assert repro.returncode == 0, repro.stdout[-3000:] + repro.stderr[-3000:]
 
     builds = [ROOT / "build" / "versatile", repro_dir]
@@ -91,4 +91,6 @@ def test_two_kernel_builds_are_identical():
     for image in ("vmlinux", "arch/arm/boot/zImage"):
         first, second = ((b / "linux" / image).read_bytes() for b in builds)
         assert first == second, image
+    assert run_command("cmp build/versatile/linux/vmlinux build/repro/linux/vmlinux") \
+        .returncode == 0
     shutil.rmtree(repro_dir)

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, PYTHON, ROOT, make
+from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make, run_command
 
 pytestmark = pytest.mark.kernel
 VMLINUX = ROOT / "build" / "versatile" / "linux" / "vmlinux"
@@ -30,7 +30,7 @@ def assert_ok(result):
 
 def test_make_run_verifies_the_sample_list():
     """make run boots the versatile kernel and every sample entry passes."""
-    result = make("run")
+    result = run_command("make run")
     assert_ok(result)
     assert len(PASS_RE.findall(result.stdout)) == 15
     assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
@@ -92,7 +92,7 @@ def test_builtin_firmware_wins_over_the_filesystem(tmp_path):
                        (tmp_path / "testfs.cpio").read_bytes())
     log = tmp_path / "console.log"
     result = subprocess.run(
-        [PYTHON, FWEMBED, "boot", "--board", ROOT / "boards" / "versatile",
+        [PYTHON, HARNESS, "boot", "--board", ROOT / "boards" / "versatile",
          "--kernel", out / "linux/arch/arm/boot/zImage",
          "--dtb", out / "linux/arch/arm/boot/dts/versatile-pb.dtb", "--initrd", initrd,
          "--manifest", out / "fw/manifest.json", "--log", log],
@@ -120,7 +120,7 @@ def test_corrupt_digest_is_rejected_in_qemu():
     out = ROOT / "build" / "versatile"
     # No test initramfs: its listing shows the table's digest, wrong on purpose.
     result = subprocess.run(
-        [PYTHON, FWEMBED, "boot", "--board", ROOT / "boards" / "versatile",
+        [PYTHON, HARNESS, "boot", "--board", ROOT / "boards" / "versatile",
          "--kernel", out / "linux/arch/arm/boot/zImage",
          "--dtb", out / "linux/arch/arm/boot/dts/versatile-pb.dtb",
          "--manifest", out / "fw/manifest.json", "--log", out / "console-corrupt.log"],
@@ -174,7 +174,7 @@ def test_firmware_dir_with_symlink_alias_boots(fwdir):
 def test_firmware_linux_free_boots():
     """Every file Debian's firmware-linux-free installs is verified in QEMU."""
     files = [p for p in pathlib.Path("/lib/firmware").rglob("*") if p.is_file()]
-    result = make("run", "FIRMWARE_DIR=/lib/firmware")
+    result = run_command("make run FIRMWARE_DIR=/lib/firmware")
     assert_ok(result)
     assert f"versatile: {len(files)} firmware entries" in result.stdout
     assert len(PASS_RE.findall(result.stdout)) == len(files) + 4

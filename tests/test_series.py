@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, PYTHON, ROOT, make
+from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make
 from test_patches import series
 
 SERIES = ROOT / "build" / "series"
@@ -109,10 +109,11 @@ def series_run():
     else:
         images = kmake(tree, out, "zImage", "versatile-pb.dtb")
         assert images.returncode == 0, images.stderr[-3000:]
-        run.boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+        run.boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                        "--kernel", out / "arch/arm/boot/zImage",
                        "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                        "--manifest", fwdir / "manifest.json",
+                       "--extra-firmware", INTREE_NAME,
                        "--log", SERIES / "console.log"], ROOT)
     return run
 
@@ -180,7 +181,7 @@ def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
     assert images.returncode == 0, images.stderr[-3000:]
     manifest = tmp_path / "manifest.json"
     manifest.write_text('{"fwembed_manifest": 1, "entries": []}\n')
-    boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+    boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                "--kernel", out / "arch/arm/boot/zImage",
                "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
                "--manifest", manifest, "--log", SERIES / "console-empty.log"], ROOT)
@@ -222,8 +223,9 @@ MISPLACED_S = f"""\
 """
 
 
-def boot_with_extra_object(series_run, tmp_path, name, source):
-    """Boot the final kernel with the sample table plus one hand-made object."""
+def boot_with_extra_object(series_run, tmp_path, name, source, entry):
+    """Boot the final kernel with the sample table plus one hand-made object,
+    which adds the entry called ``entry``."""
     out = SERIES / "versatile" / "linux"
     fwdir = tmp_path / "fw"
     shutil.copytree(SERIES / "fw", fwdir)
@@ -236,10 +238,11 @@ def boot_with_extra_object(series_run, tmp_path, name, source):
     images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
     assert images.returncode == 0, images.stderr[-3000:]
     log = SERIES / f"console-{name}.log"
-    boot = sh([PYTHON, FWEMBED, "boot", "--board", ROOT / "boards/versatile",
+    boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
                "--kernel", out / "arch/arm/boot/zImage",
                "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
-               "--manifest", fwdir / "manifest.json", "--log", log], ROOT)
+               "--manifest", fwdir / "manifest.json", "--log", log,
+               "--extra-firmware", entry], ROOT)
     return boot, log.read_text()
 
 
@@ -247,7 +250,8 @@ def boot_with_extra_object(series_run, tmp_path, name, source):
 def test_entry_with_data_outside_its_section_is_refused(series_run, tmp_path):
     """Data the kernel would not know as built in is refused with a warning,
     never handed out (release_firmware() would vfree() it)."""
-    boot, console = boot_with_extra_object(series_run, tmp_path, "misplaced", MISPLACED_S)
+    boot, console = boot_with_extra_object(series_run, tmp_path, "misplaced", MISPLACED_S,
+                                           MISPLACED_NAME)
     assert boot.returncode != 0
     assert f"built-in firmware {MISPLACED_NAME}: data outside .builtin_fw_data, ignored" \
         in console
@@ -261,7 +265,7 @@ def test_entry_with_data_outside_its_section_is_refused(series_run, tmp_path):
 def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_path):
     """A table out of order gets one boot warning; lookup falls back and finds every entry."""
     boot, console = boot_with_extra_object(series_run, tmp_path, "out-of-order",
-                                           OUT_OF_ORDER_S)
+                                           OUT_OF_ORDER_S, OUT_OF_ORDER_NAME)
     assert boot.returncode == 0, boot.stdout + boot.stderr
     assert console.count("built-in firmware table is not sorted") == 1
     digest = hashlib.sha256(OUT_OF_ORDER_DATA).hexdigest()

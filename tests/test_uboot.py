@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from conftest import ROOT, run_fwembed
-from fwembedlib import ubootlog
 from fwembedlib.board import load_board
 from fwembedlib.uboot import its_text
+from fwharness import ubootlog
 
 DATA = ROOT / "tests" / "data"
 VIRT_UBOOT = ROOT / "boards" / "virt-uboot"
@@ -118,6 +118,23 @@ def test_boot_disk_holds_script_and_fit_in_a_bootable_partition(tmp_path, parts)
     script = (tmp_path / "boot.cmd").read_text()
     assert "bootm ${ramdisk_addr_r}" in script and 'setenv bootargs "console=ttyAMA0 panic=-1"' \
         in script
+
+
+def test_boot_disk_is_reproducible(tmp_path, monkeypatch):
+    """Two disks from one FIT are identical: sfdisk is given the disk identifier."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    fit = tmp_path / "in.fit"
+    fit.write_bytes(b"FIT" * 1000)
+    disks = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        result = run_fwembed("uboot-disk", "--board", VIRT_UBOOT, "--fit", fit,
+                             "--out", tmp_path / name / "disk.img")
+        assert result.returncode == 0, result.stderr
+        assert "  RUN     sfdisk " in result.stdout
+        disks.append((tmp_path / name / "disk.img").read_bytes())
+    assert disks[0] == disks[1]
+    assert disks[0][440:444] == (0x66776D62).to_bytes(4, "little")
 
 
 def test_uboot_log_with_every_hash_verified_passes():

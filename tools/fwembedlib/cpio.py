@@ -11,9 +11,9 @@ The archive is deterministic: members in name order, owner root, mode 0644
 for files and 0755 for folders, timestamps 0.
 """
 
-import os
 import pathlib
 
+from . import atomic
 from .errors import FwembedError
 from .names import name_problem
 
@@ -79,12 +79,5 @@ def write_archive(folder, out):
         raise FwembedError(pathlib.Path(folder) / SELFTEST_LIST,
                            "name is reserved for the self-test list")
     files[SELFTEST_LIST] = "".join(f"{name}\n" for name in sorted(files)).encode()
-    data = archive(files)
-    tmp = pathlib.Path(f"{out}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise FwembedError(out, f"cannot write: {err.strerror}") from None
+    atomic.write_file(out, archive(files))
     return sorted(files)

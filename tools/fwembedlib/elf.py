@@ -1,23 +1,33 @@
-"""Section headers of an ELF file (32 or 64 bits, either byte order)."""
+"""Section headers of an ELF file, read with pyelftools (python3-pyelftools).
+
+Used by 'fwembed report' and by make bench, never by 'fwembed gen', which
+needs nothing beyond the Python standard library (see docs/architecture.md).
+"""
 
 import dataclasses
-import struct
 
 from .errors import FwembedError
 
-SHT_NOBITS = 8
+SHT_NOBITS = "SHT_NOBITS"
 SHF_ALLOC = 0x2
 
-# The file header after the 16-byte e_ident: e_type ... e_shstrndx.
-HEADER = {1: "HHIIIIIHHHHHH", 2: "HHIQQQIHHHHHH"}
-# sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
-SECTION = {1: "IIIIIIIIII", 2: "IIQQQQIIQQ"}
+
+def elftools():
+    """The pyelftools classes, or an error that says which package provides them."""
+    try:
+        # pylint: disable=import-outside-toplevel
+        from elftools.common.exceptions import ELFError
+        from elftools.elf.elffile import ELFFile
+    except ImportError:
+        raise FwembedError("fwembed", "reading ELF files needs pyelftools: "
+                                      "apt-get install python3-pyelftools") from None
+    return ELFFile, ELFError
 
 
 @dataclasses.dataclass(frozen=True)
 class Section:
     name: str
-    type: int
+    type: str
     flags: int
     addr: int
     size: int
@@ -34,26 +44,17 @@ class Section:
 
 
 def read_sections(path):
-    """Return the Sections of the ELF file at ``path``, in header order."""
+    """Return the Sections of the ELF file at ``path``, in header order
+    (the null section first, as readelf numbers them)."""
+    elf_file, elf_error = elftools()
     try:
-        with open(path, "rb") as elf:
-            data = elf.read()
+        with open(path, "rb") as stream:
+            if stream.read(4) != b"\x7fELF":
+                raise FwembedError(path, "not an ELF file")
+            stream.seek(0)
+            return [Section(s.name, s["sh_type"], s["sh_flags"], s["sh_addr"], s["sh_size"])
+                    for s in elf_file(stream).iter_sections()]
     except OSError as err:
         raise FwembedError(path, f"cannot read: {err.strerror}") from None
-    if data[:4] != b"\x7fELF" or len(data) < 16 or data[4] not in HEADER or data[5] not in (1, 2):
-        raise FwembedError(path, "not an ELF file")
-    order = "<" if data[5] == 1 else ">"
-    try:
-        fields = struct.unpack_from(order + HEADER[data[4]], data, 16)
-        shoff, shentsize, shnum, shstrndx = fields[5], fields[10], fields[11], fields[12]
-        raw = [struct.unpack_from(order + SECTION[data[4]], data, shoff + i * shentsize)
-               for i in range(shnum)]
-        strtab = raw[shstrndx][4]
-    except (struct.error, IndexError):
-        raise FwembedError(path, "truncated ELF file") from None
-
-    def name(offset):
-        end = data.find(b"\0", strtab + offset)
-        return data[strtab + offset:end].decode("ascii", "replace")
-
-    return [Section(name(s[0]), s[1], s[2], s[3], s[5]) for s in raw]
+    except (elf_error, ValueError, IndexError) as err:
+        raise FwembedError(path, f"truncated or malformed ELF file: {err}") from None

@@ -1,5 +1,7 @@
 """The one error class of fwembed: a message tied to the input it concerns."""
 
+import sys
+
 
 class FwembedError(Exception):
     """Bad input: printed as ``path[:line]: error: message``, exit status 1."""
@@ -15,3 +17,8 @@ class FwembedError(Exception):
 
 class UsageError(Exception):
     """A command line that fwembed cannot act on: exit status 2."""
+
+
+def warn(where, message):
+    """Say ``where: warning: message`` on stderr; the run goes on."""
+    print(f"{where}: warning: {message}", file=sys.stderr, flush=True)

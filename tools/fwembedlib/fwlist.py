@@ -24,9 +24,11 @@ OPTIONs are ``key=value`` (the value may be quoted). Known options:
                     than one eighth; see compress.py)
 
 A line ``%default OPTION ...`` sets options for the entries below it that
-do not set them themselves, until another %default sets them again.
-Entries under no %default for compress= take the generator's --compress
-(make's COMPRESS=), else none.
+do not set them themselves, up to the next %default line, which starts
+afresh: it replaces every earlier default, and an option it does not name
+has no default below it. Entries that neither set compress= nor have a
+%default for it take the generator's --compress (make's COMPRESS=), else
+none.
 
 The same SOURCE may be listed under several names; its data is stored once.
 """
@@ -109,7 +111,7 @@ DIRECTIVE = "%default"
 def parse_line(text, list_path, lineno, defaults):
     """Return the Entry on one line of a list, or None for a blank line.
 
-    A %default line updates ``defaults`` in place and returns None.
+    A %default line replaces the contents of ``defaults`` and returns None.
     """
     where = f"{list_path}:{lineno}"
     for ch in text:
@@ -123,7 +125,9 @@ def parse_line(text, list_path, lineno, defaults):
             raise FwembedError(where, f"unknown directive {fields[0]!r}: expected {DIRECTIVE}")
         if len(fields) < 2:
             raise FwembedError(where, f"{DIRECTIVE} needs at least one OPTION")
-        defaults.update(parse_options(fields[1:], where))
+        options = parse_options(fields[1:], where)
+        defaults.clear()
+        defaults.update(options)
         return None
     if len(fields) < 2:
         raise FwembedError(where, "expected NAME SOURCE [OPTION ...]")

@@ -15,7 +15,7 @@ import pathlib
 from . import emit
 from .compress import encode
 from .content import copy_checked, digest_file, read_checked, read_file
-from .errors import FwembedError
+from .errors import FwembedError, warn
 from .fwlist import read_list
 from .scan import scan_dir
 
@@ -117,7 +117,11 @@ def generate(out, list_path=None, directory=None, compress="none", corrupt_diges
     the true digest.
     """
     entries, watched = read_inputs(list_path, directory)
-    rows, blobs = collect([e for e in entries if not e.install], compress)
+    builtin = [e for e in entries if not e.install]
+    if compress != "none" and builtin and all(e.compress for e in builtin):
+        warn(list_path, f"--compress {compress} (make's COMPRESS={compress}) changes no entry: "
+                        "every entry sets compress= itself or through %default")
+    rows, blobs = collect(builtin, compress)
     # Install-only entries are not built in, but the manifest describes them.
     installed = [(e, *digest_file(e)) for e in entries if e.install]
     if corrupt_digest is not None and corrupt_digest not in {e.name for e, _ in rows}:

@@ -18,8 +18,8 @@ import hashlib
 import os
 import pathlib
 import stat
-import tempfile
 
+from . import atomic
 from .content import CHUNK, copy_checked, digest_file
 from .errors import FwembedError
 from .gen import read_inputs
@@ -101,18 +101,8 @@ def make_dirs(folder):
 
 def install_one(entry, sha256, target):
     """Copy one entry to ``target`` through a temporary file and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=".fwembed-install-", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
+    with atomic.replacing(target, FILE_MODE, failure="cannot install") as tmp:
         copy_checked(entry, sha256, tmp)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, target)
-    except OSError as err:
-        os.unlink(tmp)
-        raise FwembedError(target, f"cannot install: {err.strerror}") from None
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def install(dest, list_path=None, directory=None, install_all=False, report=None):

@@ -6,9 +6,9 @@ as missing behaviour. Like kunit.py's validate_config, this compares every
 line of the fragments with the resulting .config and names what was lost.
 """
 
-import os
 import re
 
+from . import atomic
 from .errors import FwembedError
 
 SET_RE = re.compile(r"(CONFIG_[A-Za-z0-9_]+)=(.*)\Z")
@@ -76,7 +76,4 @@ def merge_fragments(fragments, dotconfig):
     merged = [line for line in base if symbol_of(line) not in overridden]
     for lines in extra:
         merged += lines
-    tmp = f"{dotconfig}.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
-        out.write("\n".join(merged) + "\n")
-    os.replace(tmp, dotconfig)
+    atomic.write_file(dotconfig, "\n".join(merged) + "\n")

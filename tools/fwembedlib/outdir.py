@@ -1,15 +1,17 @@
 """Writing the output directory: atomically, and only what changed.
 
-Files are written to a temporary name and renamed into place, so a reader
-never sees half a file. A file whose content is unchanged is not touched,
-so make and Kbuild see nothing to rebuild.
+Every file is replaced all at once (atomic.py), so a reader never sees
+half a file. A file whose content is unchanged is not touched, so make and
+Kbuild see nothing to rebuild.
 """
 
 import os
 import pathlib
-import tempfile
 
+from . import atomic
 from .errors import FwembedError
+
+FILE_MODE = 0o644
 
 
 class OutDir:
@@ -37,47 +39,22 @@ class OutDir:
         except OSError as err:
             raise FwembedError(self.path, f"output directory: {err.strerror}") from None
 
-    def temp_path(self, name):
-        """A fresh temporary file next to ``name``; the caller renames it."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
-        os.close(fd)
-        return pathlib.Path(tmp)
-
     def write_text(self, name, text):
         """Write ``name`` unless it already holds ``text``. True if written."""
         return self.write_bytes(name, text.encode())
 
     def write_bytes(self, name, data):
         """Write ``name`` unless it already holds ``data``. True if written."""
-        dest = self.path / name
-        try:
-            if dest.read_bytes() == data:
-                return False
-        except OSError:
-            pass
-        tmp = self.temp_path(name)
-        try:
-            tmp.write_bytes(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)
-        except OSError as err:
-            tmp.unlink(missing_ok=True)
-            raise FwembedError(dest, f"cannot write: {err.strerror}") from None
-        self.report(dest)
-        return True
+        written = atomic.write_if_changed(self.path / name, data, FILE_MODE)
+        if written:
+            self.report(self.path / name)
+        return written
 
     def write_with(self, name, fill):
-        """Create ``name`` by calling fill(temp_path), then rename it in place."""
-        dest = self.path / name
-        tmp = self.temp_path(name)
-        try:
+        """Create ``name`` by calling fill(temporary path), then rename it in place."""
+        with atomic.replacing(self.path / name, FILE_MODE) as tmp:
             fill(tmp)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        self.report(dest)
+        self.report(self.path / name)
 
     def remove_stale(self, pattern, keep):
         """Delete files matching ``pattern`` whose names are not in ``keep``."""

@@ -13,25 +13,25 @@ import json
 import pathlib
 
 from .elf import read_sections
+from .manifest import read as read_manifest
 from .outdir import OutDir
-from .verify import load_manifest
 
 
 def entry_rows(manifest_entries):
     """The report's view of each manifest entry."""
     rows = []
     for entry in manifest_entries:
-        size, stored = entry["size"], entry["stored_size"]
+        size, stored = entry.size, entry.stored_size
         rows.append({
-            "name": entry["name"],
+            "name": entry.name,
             "size": size,
             "stored_size": stored,
             "ratio": round(stored / size, 4) if size else None,
-            "compression": entry["compression"],
-            "sha256": entry["sha256"],
-            "license": entry.get("license"),
-            "builtin": entry.get("builtin", True),
-            "blob": entry.get("blob"),
+            "compression": entry.compression,
+            "sha256": entry.sha256,
+            "license": entry.license,
+            "builtin": entry.builtin,
+            "blob": entry.blob,
         })
     return rows
 
@@ -78,7 +78,7 @@ def growth(vmlinux, base_vmlinux):
 
 
 def build_report(manifest, vmlinux=None, base_vmlinux=None):
-    rows = entry_rows(load_manifest(manifest))
+    rows = entry_rows(read_manifest(manifest))
     return {
         "fwembed_report": 1,
         "manifest": str(manifest),

@@ -1,7 +1,7 @@
 """U-Boot images: legacy uImage, FIT, boot script and the boot disk.
 
-Every image is made by U-Boot's own mkimage, and the boot disk's FAT
-filesystem by mtools, without root. Each command is printed before it
+Every image is made by U-Boot's own mkimage, the boot disk's partition
+table by sfdisk and its FAT filesystem by mtools, all without root. Each command is printed before it
 runs. The texts (.its source, boot script) are pure functions of their
 arguments, so that they are reproducible; mkimage's timestamps come from
 SOURCE_DATE_EPOCH, which the caller sets (the Makefile sets it to 0).
@@ -14,12 +14,12 @@ FIT, which U-Boot's distro boot finds on the virtio disk.
 
 import os
 import pathlib
-import shlex
 import shutil
-import struct
 import subprocess
 import tempfile
 
+from . import atomic
+from .command import run
 from .errors import FwembedError
 
 # mkimage's -A names of the kernel architectures fwembed boards use.
@@ -29,20 +29,8 @@ SCRIPT_NAME = "boot.scr"
 SECTOR = 512
 # The partition starts at 1 MiB, as partitioning tools place it.
 PARTITION_START = 2048
-MBR_FAT32_LBA = 0x0C
-
-
-def run(command, what):
-    """Run a tool, printing the exact command; its failure names the tool."""
-    print(f"  RUN     {shlex.join(command)}", flush=True)
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-    except OSError as err:
-        raise FwembedError(command[0], f"cannot run ({what}): {err.strerror}") from None
-    if result.returncode != 0:
-        raise FwembedError(command[0], f"{what} failed with status {result.returncode}:\n"
-                           + (result.stderr or result.stdout).strip())
-    return result.stdout
+# The partition type: FAT32 with LBA addressing.
+FAT32_LBA = "c"
 
 
 def mkimage_arch(board):
@@ -62,38 +50,13 @@ def kernel_load(board, what):
     return int(value, 0)
 
 
-def replace_file(tmp, out):
-    try:
-        os.replace(tmp, out)
-    except OSError as err:
-        raise FwembedError(out, f"cannot write: {err.strerror}") from None
-
-
-def temp_next_to(out):
-    out = pathlib.Path(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    except OSError as err:
-        raise FwembedError(out, f"cannot write: {err.strerror}") from None
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    return pathlib.Path(tmp)
-
-
 def make_uimage(board, kernel, out):
     """Wrap the kernel image as a legacy uImage; load = entry = kernel_load."""
     load = f"0x{kernel_load(board, 'a uImage'):08x}"
-    tmp = temp_next_to(out)
-    try:
+    with atomic.replacing(out) as tmp:
         run(["mkimage", "-A", mkimage_arch(board), "-O", "linux", "-T", "kernel", "-C", "none",
              "-a", load, "-e", load, "-n", f"fwembed {board.name}", "-d", str(kernel),
              str(tmp)], "mkimage (uImage)")
-        replace_file(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def dts_string(text):
@@ -151,16 +114,9 @@ def make_fit(board, kernel, out, dtb=None, ramdisk=None):
         if path and not os.path.isfile(path):
             raise FwembedError(path, "FIT input not found")
     its = out.with_name(out.name + ".its")
-    tmp_its = temp_next_to(its)
-    tmp = temp_next_to(out)
-    try:
+    with atomic.replacing(its) as tmp_its, atomic.replacing(out) as tmp:
         tmp_its.write_text(its_text(board, kernel, dtb, ramdisk), encoding="utf-8")
         run(["mkimage", "-E", "-B", "0x1000", "-f", str(tmp_its), str(tmp)], "mkimage (FIT)")
-        replace_file(tmp_its, its)
-        replace_file(tmp, out)
-    finally:
-        tmp_its.unlink(missing_ok=True)
-        tmp.unlink(missing_ok=True)
 
 
 def list_image(path):
@@ -184,11 +140,12 @@ def boot_script_text(board):
             "reset\n")
 
 
-def mbr(partition_sectors):
-    """A master boot record with one bootable FAT partition at 1 MiB."""
-    entry = struct.pack("<B3sB3sII", 0x80, b"\xfe\xff\xff", MBR_FAT32_LBA, b"\xfe\xff\xff",
-                        PARTITION_START, partition_sectors)
-    return bytes(446) + entry + bytes(16 * 3) + b"\x55\xaa"
+def partition_table(sectors, serial):
+    """The sfdisk script of the boot disk: an MBR (DOS) label whose disk
+    identifier is fixed, so that the disk is reproducible, and one bootable
+    FAT partition at 1 MiB."""
+    return (f"label: dos\nlabel-id: 0x{serial:08x}\n"
+            f"start={PARTITION_START}, size={sectors}, type={FAT32_LBA}, bootable\n")
 
 
 def make_disk(board, fit, out, serial=0x66776D62):
@@ -197,7 +154,6 @@ def make_disk(board, fit, out, serial=0x66776D62):
     if not os.path.isfile(fit):
         raise FwembedError(fit, "FIT image not found")
     work = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    tmp = temp_next_to(out)
     try:
         cmd = work / "boot.cmd"
         cmd.write_text(boot_script_text(board), encoding="utf-8")
@@ -215,35 +171,14 @@ def make_disk(board, fit, out, serial=0x66776D62):
         fit_copy = work / FIT_NAME
         shutil.copyfile(fit, fit_copy)
         run(["mcopy", "-i", str(part), str(script), str(fit_copy), "::/"], "mcopy")
-        with open(tmp, "wb") as disk:
-            disk.write(mbr(sectors).ljust(PARTITION_START * SECTOR, b"\0"))
-            disk.write(part.read_bytes())
-        script_copy = out.with_name(SCRIPT_NAME)
-        cmd_copy = out.with_name("boot.cmd")
-        replace_file(tmp, out)
-        replace_file(script, script_copy)
-        replace_file(cmd, cmd_copy)
+        with atomic.replacing(out) as tmp:
+            os.truncate(tmp, (PARTITION_START + sectors) * SECTOR)
+            run(["sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", str(tmp)], "sfdisk",
+                stdin=partition_table(sectors, serial))
+            with open(tmp, "r+b") as disk:
+                disk.seek(PARTITION_START * SECTOR)
+                disk.write(part.read_bytes())
+        atomic.write_file(out.with_name(SCRIPT_NAME), script.read_bytes())
+        atomic.write_file(out.with_name("boot.cmd"), cmd.read_bytes())
     finally:
-        tmp.unlink(missing_ok=True)
         subprocess.run(["rm", "-rf", str(work)], check=False)
-
-
-def dump_qemu_dtb(board, out, kernel=None, initrd=None):
-    """The device tree QEMU makes for the board's machine (-machine dumpdtb).
-
-    Boards whose dtb setting is 'qemu' get their device tree this way. The
-    board's own QEMU command is used, so the tree matches the machine the
-    kernel boots on; QEMU writes the tree and exits without running.
-    """
-    out = pathlib.Path(out)
-    tmp = temp_next_to(out)
-    empty_disk = temp_next_to(out.with_name("empty-disk.img"))
-    try:
-        command = board.qemu_command(kernel or "", "", initrd=initrd, disk=empty_disk)
-        run(command + ["-machine", f"dumpdtb={tmp}"], "QEMU dumpdtb")
-        if os.path.getsize(tmp) == 0:
-            raise FwembedError(out, "QEMU wrote an empty device tree")
-        replace_file(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-        empty_disk.unlink(missing_ok=True)

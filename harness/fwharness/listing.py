@@ -55,13 +55,13 @@ def mismatches(manifest_entries, listing):
     if not listing.header_ok:
         problems.append("debugfs listing has no header line")
     for entry in builtin_entries(manifest_entries):
-        row = listing.rows.get(entry["name"])
-        want = {"size": str(entry["size"]), "stored_size": str(entry["stored_size"]),
-                "compression": entry["compression"], "sha256": entry["sha256"]}
+        row = listing.rows.get(entry.name)
+        want = {"size": str(entry.size), "stored_size": str(entry.stored_size),
+                "compression": entry.compression, "sha256": entry.sha256}
         if row is None:
-            problems.append(f"{entry['name']!r} missing from the debugfs listing")
+            problems.append(f"{entry.name!r} missing from the debugfs listing")
         elif row != want:
             diff = ", ".join(f"{k} {row[k]} (manifest {v})" for k, v in want.items()
                              if row[k] != v)
-            problems.append(f"{entry['name']!r} listed with {diff}")
+            problems.append(f"{entry.name!r} listed with {diff}")
     return problems

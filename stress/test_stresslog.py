@@ -1,18 +1,22 @@
-"""Reading "make stress" console logs (tools/fwembedlib/stresslog.py).
+"""Reading "make stress" console logs (stress/stresslog.py).
 
-The logs under tests/data/ are cut down from a stress boot: stress-pass.log
+The logs under stress/data/ are cut down from a stress boot: stress-pass.log
 is a passing run of 2 threads x 3 cycles, stress-reports.log the same with
 a KASAN report, a lockdep warning and a kmemleak leak added, and
 stress-short.log one whose requests failed and whose init never finished.
 """
 
 import pathlib
+import sys
 
 import pytest
 
-from fwembedlib import stresslog
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "harness")]
 
-DATA = pathlib.Path(__file__).parent / "data"
+import stresslog  # noqa: E402  pylint: disable=wrong-import-position
+
+DATA = HERE / "data"
 
 
 def parse(name):

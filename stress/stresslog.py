@@ -31,7 +31,7 @@ ignored.
 import dataclasses
 import re
 
-from .ktap import clean
+from fwharness.ktap import clean
 
 SUITE = "fw_builtin_stress"
 KIND_RE = re.compile(r"# " + SUITE + r": (request|into_buf|nowait|miss) ok=(\d+) failed=(\d+)\Z")

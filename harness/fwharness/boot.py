@@ -1,0 +1,57 @@
+"""fwembed-harness boot: boot a board's kernel in QEMU and verify every entry.
+
+The QEMU command comes from the board folder (qemu.py). A boot that takes
+longer than the board's timeout times the multiplier is stopped and counts
+as failed. Each check prints one PASS or FAIL line, then a summary line.
+"""
+
+import shlex
+import sys
+
+from fwembedlib.board import load_board
+from fwembedlib.errors import FwembedError
+from fwembedlib.manifest import read as read_manifest
+
+from . import extrafw, ktap, listing, ubootlog
+from .qemu import boot, qemu_command
+from .verify import Verdict, builtin_entries, format_verdict, verdicts
+
+
+def boot_and_verify(args):
+    board = load_board(args.board)
+    manifest = read_manifest(args.manifest)
+    disk = getattr(args, "disk", None)
+    if board.boot == "uboot" and not disk:
+        raise FwembedError(board.folder, "this board boots through U-Boot: "
+                                         "give its boot disk (--disk)")
+    command = qemu_command(board, args.kernel, args.dtb or "", initrd=args.initrd, disk=disk)
+    command += shlex.split(args.qemu_extra)
+    run = boot(command, args.log, board.timeout * args.timeout_multiplier)
+    lines = run.lines
+
+    log = ktap.parse(lines)
+    # CONFIG_EXTRA_FIRMWARE's files are expected as manifest entries are.
+    extra = extrafw.expected_entries(args.kernel_config, args.kernel_tree) \
+        if args.kernel_config else []
+    results = verdicts(manifest + extra, log, set(args.extra_firmware)) if log.found else []
+    if board.boot == "uboot":
+        verified, detail = ubootlog.describe(lines)
+        results.insert(0, Verdict("[check] uboot_verified_fit_sha256", verified, None, "",
+                                  detail))
+    if args.initrd:
+        problems_found = listing.mismatches(manifest, listing.parse(lines))
+        results.append(Verdict("[check] debugfs_listing_matches_manifest", not problems_found,
+                               None, "", "; ".join(problems_found[:3])))
+    for verdict in results:
+        print(format_verdict(verdict))
+    problems = log.problems() + run.problems
+    for problem in problems:
+        print(f"{args.log}: error: {problem}", file=sys.stderr)
+    passed = sum(v.passed for v in results)
+    failed = len(results) - passed
+    installed = len(manifest) - len(builtin_entries(manifest))
+    counts = f"{len(manifest) - installed} firmware entries" + \
+        (f" and {installed} installed" if installed else "")
+    print(f"{board.name}: {counts}, boot took {run.elapsed:.1f} s; "
+          f"{passed} checks passed, {failed} failed; console log: {args.log}")
+    return 0 if results and not failed and not problems else 1
