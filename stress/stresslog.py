@@ -9,16 +9,25 @@ stress/init.c. What counts, and what this module finds in the log:
   itself off counts too, since it then checks nothing. kmemleak's "Cannot
   allocate a scan area, scanning the full object", which fault injection
   causes, does not: kmemleak then scans more, never less.
-- The stress test's summary::
+- The stress test's summary, and any thread or request it found hung::
 
       # fw_builtin_stress: request ok=70000 failed=0
-      # fw_builtin_stress: cycles=80000 ok=80000 failed=0
+      # fw_builtin_stress: cycles=80000 ok=80000 failed=0 hung=0
       ok 1 fw_builtin_stress
+      # fw_builtin_stress: hang: thread 3 made no progress for 600 s
 
 - The fault injection test's summary::
 
       # fw_builtin_stress: fault: requests=2400 ok=1790 enomem=610 bad=0
       ok 1 fw_builtin_stress_fault
+
+- The firmware cache cycle: the test registers every entry for the cache,
+  and a test suspend caches each one and uncaches it after resume, which
+  the loader's own debug lines show::
+
+      # fw_builtin_stress: cache: names=8 failed=0
+      firmware_class: cache_firmware: fwembed/seven.bin ret=0
+      firmware_class: uncache_firmware: fwembed/seven.bin
 
 - The init's steps (``fwembed-stress: PATH <- VALUE: ok``) and kmemleak's
   report, which the init copies between two marker lines; a report whose
@@ -35,7 +44,12 @@ from fwharness.ktap import clean
 
 SUITE = "fw_builtin_stress"
 KIND_RE = re.compile(r"# " + SUITE + r": (request|into_buf|nowait|miss) ok=(\d+) failed=(\d+)\Z")
-CYCLES_RE = re.compile(r"# " + SUITE + r": cycles=(\d+) ok=(\d+) failed=(\d+)\Z")
+CYCLES_RE = re.compile(r"# " + SUITE + r": cycles=(\d+) ok=(\d+) failed=(\d+)"
+                       r"(?: hung=(\d+))?\Z")
+HANG_RE = re.compile(r"# " + SUITE + r": hang: (.*)\Z")
+CACHE_RE = re.compile(r"# " + SUITE + r": cache: names=(\d+) failed=(\d+)\Z")
+CACHED_RE = re.compile(r"(?<![a-z_])cache_firmware: (.*) ret=(-?\d+)\Z")
+UNCACHED_RE = re.compile(r"(?<![a-z_])uncache_firmware: (.*)\Z")
 TIME_RE = re.compile(r"# " + SUITE + r": threads=(\d+) entries=(\d+) time=(\d+) s\Z")
 FAULT_RE = re.compile(r"# " + SUITE + r": fault: requests=(\d+) ok=(\d+) enomem=(\d+) bad=(\d+)\Z")
 RESULT_RE = re.compile(r"(not )?ok 1 (" + SUITE + r"(?:_fault)?)(?: # (SKIP.*))?\Z")
@@ -74,6 +88,10 @@ class StressLog:
     entries: int = None
     seconds: int = None
     fault: tuple = None           # (requests, ok, enomem, bad)
+    hangs: list = dataclasses.field(default_factory=list)    # what the test found hung
+    cache: tuple = None           # (names registered, failed)
+    cached: dict = dataclasses.field(default_factory=dict)   # name -> cache_firmware() result
+    uncached: set = dataclasses.field(default_factory=set)
     results: dict = dataclasses.field(default_factory=dict)  # suite -> "ok"/"not ok"/"SKIP ..."
     failed_steps: list = dataclasses.field(default_factory=list)
     leak_report: list = None      # lines between the kmemleak markers
@@ -103,14 +121,30 @@ class StressLog:
         for kind, (_, bad) in sorted(self.kinds.items()):
             if bad:
                 found.append(f"{bad} {kind} request(s) failed")
+        found += [f"hang: {hang}" for hang in self.hangs]
         if want_fault:
             found += self._fault_problems()
+        found += self._cache_problems()
         if self.leak_report is None:
             found.append("no kmemleak report")
         for path, value, outcome in self.failed_steps:
             found.append(f"init could not write {value} to {path}: {outcome}")
         if not self.done:
             found.append("the init did not finish")
+        return found
+
+    def _cache_problems(self):
+        """The cache cycle must cache every registered name and uncache it."""
+        if self.cache is None:
+            return ["no firmware cache cycle"]
+        names, failed = self.cache
+        found = [f"firmware cache: {failed} name(s) could not be registered"] if failed else []
+        good = {name for name, ret in self.cached.items() if ret == 0}
+        if len(good) != names:
+            found.append(f"firmware cache: {len(good)} of {names} names cached")
+        if good - self.uncached:
+            found.append(f"firmware cache: {len(good - self.uncached)} cached name(s) never "
+                         f"uncached, such as {sorted(good - self.uncached)[0]}")
         return found
 
     def _fault_problems(self):
@@ -164,7 +198,15 @@ def _parse_line(log, line):
     if match := KIND_RE.match(line):
         log.kinds[match[1]] = (int(match[2]), int(match[3]))
     elif match := CYCLES_RE.match(line):
-        log.cycles = tuple(int(n) for n in match.groups())
+        log.cycles = tuple(int(n) for n in match.groups()[:3])
+    elif match := HANG_RE.match(line):
+        log.hangs.append(match[1])
+    elif match := CACHE_RE.match(line):
+        log.cache = (int(match[1]), int(match[2]))
+    elif match := CACHED_RE.search(line):
+        log.cached[match[1]] = int(match[2])
+    elif match := UNCACHED_RE.search(line):
+        log.uncached.add(match[1])
     elif match := TIME_RE.match(line):
         log.threads, log.entries, log.seconds = (int(n) for n in match.groups())
     elif match := FAULT_RE.match(line):
@@ -188,11 +230,15 @@ def summary(log, want_threads, want_cycles):
     fault = "missing" if log.fault is None else \
         "{} requests, {} ok, {} -ENOMEM, {} bad".format(*log.fault)
     leaks = "missing" if log.leaks is None else f"{log.leaks} unreferenced objects"
+    cache = "missing" if log.cache is None else \
+        f"{sum(ret == 0 for ret in log.cached.values())} of {log.cache[0]} names cached, " \
+        f"{len(log.uncached & set(log.cached))} uncached"
     counts = ", ".join(f"{kind} {log.count(kind)}" for kind, _ in REPORTS)
     return [
         f"stress cycles:      {cycles}",
         f"requests ok:        {kinds or 'missing'}",
         f"fault injection:    {fault}",
+        f"firmware cache:     {cache}",
         f"kmemleak report:    {leaks}",
         f"kernel reports:     {counts}",
     ]

@@ -70,6 +70,7 @@ def test_short_run_problems():
         "fw_builtin_stress: not ok",
         "1 miss request(s) failed",
         "fault injection: 1 request(s) failed otherwise than cleanly with -ENOMEM",
+        "no firmware cache cycle",
         "no kmemleak report",
         "the init did not finish",
     ]
@@ -86,7 +87,7 @@ def test_empty_log():
     """A console with nothing on it names every missing part."""
     assert stresslog.parse([]).problems(6) == [
         "no '# fw_builtin_stress: cycles=' summary", "no fault injection summary",
-        "no kmemleak report", "the init did not finish"]
+        "no firmware cache cycle", "no kmemleak report", "the init did not finish"]
 
 
 def test_failed_init_step_fails():
@@ -127,4 +128,39 @@ def test_summary_lines():
     lines = stresslog.summary(parse("stress-pass.log"), 2, 3)
     assert lines[0] == "stress cycles:      6 of 6 ok, 0 failed (2 threads x 3, 8 entries, 2 s)"
     assert lines[2] == "fault injection:    60 requests, 41 ok, 19 -ENOMEM, 0 bad"
-    assert lines[4].startswith("kernel reports:     KASAN 0, kmemleak 0, lockdep 0,")
+    assert lines[3] == "firmware cache:     2 of 2 names cached, 2 uncached"
+    assert lines[5].startswith("kernel reports:     KASAN 0, kmemleak 0, lockdep 0,")
+
+
+def test_firmware_cache_cycle_is_read():
+    """Registered names, and each one's cache and uncache lines, are read."""
+    log = parse("stress-pass.log")
+    assert log.cache == (2, 0)
+    assert log.cached == {"fwembed/seven.bin": 0, "fwembed/ramp-256.bin": 0}
+    assert log.uncached == {"fwembed/seven.bin", "fwembed/ramp-256.bin"}
+
+
+def test_name_cached_but_never_uncached_fails():
+    """A cached entry that is not dropped after resume fails the run."""
+    lines = (DATA / "stress-pass.log").read_text().replace(
+        "uncache_firmware: fwembed/ramp-256.bin", "uncache_firmware: something-else")
+    assert stresslog.parse(lines.splitlines()).problems(6) == [
+        "firmware cache: 1 cached name(s) never uncached, such as fwembed/ramp-256.bin"]
+
+
+def test_name_that_failed_to_cache_fails():
+    """A name whose caching failed (ret != 0) counts as not cached."""
+    lines = (DATA / "stress-pass.log").read_text().replace(
+        "cache_firmware: fwembed/seven.bin ret=0", "cache_firmware: fwembed/seven.bin ret=-12")
+    assert stresslog.parse(lines.splitlines()).problems(6) == [
+        "firmware cache: 1 of 2 names cached"]
+
+
+def test_hang_fails_the_run():
+    """A thread or request the test found hung fails the run, and is named."""
+    lines = (DATA / "stress-pass.log").read_text().replace(
+        "cycles=6 ok=6 failed=0 hung=0",
+        "cycles=6 ok=6 failed=0 hung=1\n# fw_builtin_stress: hang: thread 1 made no "
+        "progress for 600 s")
+    assert stresslog.parse(lines.splitlines()).problems(6) == [
+        "hang: thread 1 made no progress for 600 s"]
