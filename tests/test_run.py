@@ -126,11 +126,21 @@ def test_corrupt_digest_is_rejected_in_qemu():
          "--manifest", out / "fw/manifest.json", "--log", out / "console-corrupt.log"],
         capture_output=True, text=True, check=False)
     assert result.returncode == 1, result.stdout + result.stderr
+    # Two checks fail: the entry's own request, and the partial read of it.
     fails = [line for line in result.stdout.splitlines() if line.startswith("  FAIL")]
-    assert len(fails) == 1 and fails[0].endswith(f"{CORRUPT}  (request failed with error -74)")
-    assert len(PASS_RE.findall(result.stdout)) == 12
+    assert len(fails) == 2
+    assert fails[0].endswith(f"{CORRUPT}  (request failed with error -74)")
+    assert fails[1].endswith("[check] partial_reads  (check failed)")
     console = (out / "console-corrupt.log").read_text()
     assert f"built-in firmware {CORRUPT}: SHA-256 mismatch, refused" in console
+    partial_errors = re.findall(r'^# partial: error=(-\d+) .* name="(.*)"$', console, re.M)
+    assert partial_errors == [("-74", CORRUPT)]
+    # Every other entry passes.
+    entries = json.loads((out / "fw" / "manifest.json").read_text())["entries"]
+    for entry in entries:
+        if entry["name"] != CORRUPT and entry["builtin"]:
+            assert re.search(rf"^  PASS .*  {re.escape(entry['name'])}$", result.stdout, re.M), \
+                entry["name"]
     assert_ok(make("kernel"))
 
 
