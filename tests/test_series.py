@@ -1,10 +1,15 @@
 """The series applies with git am to a clean 6.1 tree, and each patch builds.
 
 A clean tree is extracted from Debian's tarball into build/series/, committed,
-and the patches are applied one at a time with git am. After each one the
-versatile kernel is configured and vmlinux is built. The configuration asks
-for an in-tree CONFIG_EXTRA_FIRMWARE file as well as a generated table, so
-the final kernel, booted in QEMU, shows that both kinds load side by side.
+and the patches are applied one at a time with git am. After each one an
+x86_64 kernel is configured and vmlinux is built: the x86_64 board's
+allnoconfig-based configuration, where the loader is built in, with every
+option the series adds (KUnit tests, lookup bench, stress file) and an
+in-tree CONFIG_EXTRA_FIRMWARE file beside a generated table. x86 is where
+most CONFIG_EXTRA_FIRMWARE users are, and its small configuration keeps
+fourteen builds cheap; the boards' tests boot the series on ARM. The final
+kernel, booted in QEMU, shows that both kinds of built-in firmware load
+side by side.
 """
 
 import dataclasses
@@ -18,18 +23,27 @@ import subprocess
 import pytest
 
 from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make
+from fwembedlib.board import load_board
 from test_patches import series
 
 SERIES = ROOT / "build" / "series"
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
+BOARD_DIR = ROOT / "boards" / "x86_64"
+BOARD = load_board(BOARD_DIR)
+# As deep below build/series as the board's own build is below build/, so
+# that ccache sees the same relative paths and reuses the board's objects.
+OUT = SERIES / "x86_64" / "linux"
+IMAGE = OUT / BOARD.settings["image"]
 INTREE_NAME = "fwembed-intree.bin"
 INTREE_DATA = bytes(range(255, -1, -1)) * 3
-# The sample list has xz and zstd entries. Before the decoding patch the
-# options do not exist yet and olddefconfig drops them; the tables still
-# build, since only requests decode.
-DECODERS = ("CONFIG_FW_LOADER_BUILTIN_XZ=y\n"
-            "CONFIG_FW_LOADER_BUILTIN_ZSTD=y\n"
-            "CONFIG_FW_LOADER_BUILTIN_VERIFY=y\n")
+# Every option the series adds. The boots leave out the KUnit suite, whose
+# entries would join the table, but keep KUnit itself: CONFIG_KUNIT changes
+# struct task_struct, and turning it off rebuilds most of the kernel. Before
+# the patch that adds an option, olddefconfig drops it.
+BOOT_OPTIONS = ("CONFIG_KUNIT=y\n"
+                "CONFIG_FW_LOADER_BUILTIN_BENCH=y\n"
+                "CONFIG_FW_LOADER_BUILTIN_STRESS=y\n")
+EVERY_OPTION = BOOT_OPTIONS + "CONFIG_FW_LOADER_BUILTIN_KUNIT_TEST=y\n"
 
 
 @dataclasses.dataclass
@@ -45,29 +59,47 @@ def sh(cmd, cwd, **kw):
 
 
 def kmake(tree, out, *targets):
-    cross = "arm-linux-gnueabi-"
+    cross = BOARD.settings["cross_compile"]
     ccache = []
     if shutil.which("ccache"):
-        # As the Makefile does: the same command lines as the board's build
-        # (build/series/versatile/linux sits as deep as build/versatile/linux),
-        # so a cold run compiles most objects once, not twice.
+        # As the Makefile does, so that a cold run compiles most objects once.
         ccache = [f"CC=ccache {cross}gcc",
                   f"KCPPFLAGS=-fmacro-prefix-map={os.path.relpath(tree, out)}/="]
     env = dict(os.environ, CCACHE_BASEDIR=str(ROOT), KBUILD_BUILD_TIMESTAMP="fwembed",
                KBUILD_BUILD_USER="fwembed", KBUILD_BUILD_HOST="fwembed")
     env.pop("MAKEFLAGS", None)
-    return sh(["make", "-C", tree, f"O={out}", "ARCH=arm", f"CROSS_COMPILE={cross}",
+    arch = BOARD.settings["arch"]
+    return sh(["make", "-C", tree, f"O={out}", f"ARCH={arch}", f"CROSS_COMPILE={cross}",
                *ccache, f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
 
 
-def configure(tree, out, fragment):
-    for step in (["versatile_defconfig"], None, ["olddefconfig"]):
-        if step is None:
-            with open(out / ".config", "a", encoding="utf-8") as cfg:
-                cfg.write(fragment)
-            continue
-        result = kmake(tree, out, *step)
-        assert result.returncode == 0, result.stderr
+def configure(tree, out, fragment, options=BOOT_OPTIONS):
+    """The board's defconfig, its fragment, then ``fragment`` and ``options``."""
+    out.mkdir(parents=True, exist_ok=True)
+    result = kmake(tree, out, BOARD.settings["defconfig"])
+    assert result.returncode == 0, result.stderr
+    own = out.parent / "series.config"
+    own.write_text(fragment + options)
+    merged = sh([PYTHON, FWEMBED, "config", "--merge", "--fragment", BOARD_DIR / "kernel.config",
+                 "--fragment", own, "--config", out / ".config"], ROOT)
+    assert merged.returncode == 0, merged.stderr
+    result = kmake(tree, out, "olddefconfig")
+    assert result.returncode == 0, result.stderr
+
+
+def firmware_fragment(fwdir=None, extra_name=INTREE_NAME, extra_dir=None):
+    """One CONFIG_EXTRA_FIRMWARE file, beside the generated table in fwdir if given."""
+    text = (f'CONFIG_EXTRA_FIRMWARE="{extra_name}"\n'
+            f'CONFIG_EXTRA_FIRMWARE_DIR="{extra_dir or SERIES / "extra"}"\n')
+    if fwdir:
+        text += f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
+    return text
+
+
+def boot(manifest, log, *args):
+    """Boot the x86_64 kernel in OUT, with no initramfs, and check it."""
+    return sh([PYTHON, HARNESS, "boot", "--board", BOARD_DIR, "--kernel", IMAGE,
+               "--manifest", manifest, "--log", log, *args], ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +121,7 @@ def series_run():
     gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", ROOT / "boards/versatile/firmware.list",
               "--out", fwdir], ROOT)
     assert gen.returncode == 0, gen.stderr
-    fragment = (f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\n'
-                f'CONFIG_EXTRA_FIRMWARE_DIR="{extra}"\n'
-                f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
-                "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
-                "# CONFIG_FW_LOADER_USER_HELPER is not set\n" + DECODERS)
 
-    out = SERIES / "versatile" / "linux"
-    out.mkdir(parents=True)
     run = SeriesRun(tree=tree, applied=[], builds={})
     for patch in series():
         applied = sh(git + ["am", "-q", patch], tree)
@@ -104,17 +129,14 @@ def series_run():
             run.builds[patch.name] = applied
             break
         run.applied.append(patch.name)
-        configure(tree, out, fragment)
-        run.builds[patch.name] = kmake(tree, out, "vmlinux")
+        configure(tree, OUT, firmware_fragment(fwdir), EVERY_OPTION)
+        run.builds[patch.name] = kmake(tree, OUT, "vmlinux")
     else:
-        images = kmake(tree, out, "zImage", "versatile-pb.dtb")
+        configure(tree, OUT, firmware_fragment(fwdir))
+        images = kmake(tree, OUT, "bzImage")
         assert images.returncode == 0, images.stderr[-3000:]
-        run.boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
-                       "--kernel", out / "arch/arm/boot/zImage",
-                       "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
-                       "--manifest", fwdir / "manifest.json",
-                       "--extra-firmware", INTREE_NAME,
-                       "--log", SERIES / "console.log"], ROOT)
+        run.boot = boot(fwdir / "manifest.json", SERIES / "console.log",
+                        "--kernel-config", OUT / ".config", "--kernel-tree", tree)
     return run
 
 
@@ -150,7 +172,7 @@ def test_generated_and_intree_firmware_load_side_by_side(series_run):
 @pytest.mark.kernel
 def test_name_in_both_tables_is_a_build_error(series_run, tmp_path):
     """A CONFIG_EXTRA_FIRMWARE name that the generated table also has stops the build."""
-    out = SERIES / "versatile" / "linux"
+    out = OUT
     extra = tmp_path / "extra"
     (extra / "fwembed").mkdir(parents=True)
     (extra / "fwembed" / "seven.bin").write_bytes(b"clash")
@@ -170,22 +192,18 @@ def test_name_in_both_tables_is_a_build_error(series_run, tmp_path):
 
 @pytest.mark.kernel
 def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
-    """With no generated directory and no EXTRA_FIRMWARE, the kernel builds and boots."""
-    out = SERIES / "versatile" / "linux"
-    configure(series_run.tree, out, "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
-                                    "# CONFIG_FW_LOADER_USER_HELPER is not set\n")
-    config = (out / ".config").read_text()
+    """With no generated directory and no EXTRA_FIRMWARE, the kernel builds and boots.
+    This is the build that every x86 kernel with the loader built in makes."""
+    configure(series_run.tree, OUT, 'CONFIG_EXTRA_FIRMWARE=""\n')
+    config = (OUT / ".config").read_text()
     assert 'CONFIG_FW_LOADER_GENERATED_DIR=""' in config
     assert 'CONFIG_EXTRA_FIRMWARE=""' in config
-    images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
+    images = kmake(series_run.tree, OUT, "bzImage")
     assert images.returncode == 0, images.stderr[-3000:]
     manifest = tmp_path / "manifest.json"
     manifest.write_text('{"fwembed_manifest": 1, "entries": []}\n')
-    boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
-               "--kernel", out / "arch/arm/boot/zImage",
-               "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
-               "--manifest", manifest, "--log", SERIES / "console-empty.log"], ROOT)
-    assert boot.returncode == 0, boot.stdout + boot.stderr
+    result = boot(manifest, SERIES / "console-empty.log")
+    assert result.returncode == 0, result.stdout + result.stderr
     console = (SERIES / "console-empty.log").read_text()
     assert "# fw_builtin_selftest: 0 built-in entries" in console
     assert "ok 1 partial_reads # SKIP no non-empty entry" in console
@@ -204,7 +222,7 @@ OUT_OF_ORDER_S = f"""\
 .Ldata:	.ascii "out of order\\n"
 .Lend:
 	.section ".builtin_fw.!", "a"
-	.balign 4
+	.balign 8
 	.dc.a .Lname, .Ldata, .Lend - .Ldata, .Lend - .Ldata, 0, 0
 """
 
@@ -218,7 +236,7 @@ MISPLACED_S = f"""\
 .Ldata:	.ascii "misplaced\\n"
 .Lend:
 	.section ".builtin_fw.{MISPLACED_NAME}", "a"
-	.balign 4
+	.balign 8
 	.dc.a .Lname, .Ldata, .Lend - .Ldata, .Lend - .Ldata, 0, 0
 """
 
@@ -226,33 +244,27 @@ MISPLACED_S = f"""\
 def boot_with_extra_object(series_run, tmp_path, name, source, entry):
     """Boot the final kernel with the sample table plus one hand-made object,
     which adds the entry called ``entry``."""
-    out = SERIES / "versatile" / "linux"
     fwdir = tmp_path / "fw"
     shutil.copytree(SERIES / "fw", fwdir)
     (fwdir / f"{name}.S").write_text(source)
     with open(fwdir / "objects.mk", "a", encoding="utf-8") as objects:
         objects.write(f"builtin-fw-objs += {name}.o\n")
-    configure(series_run.tree, out, f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
-                                    "CONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
-                                    "# CONFIG_FW_LOADER_USER_HELPER is not set\n" + DECODERS)
-    images = kmake(series_run.tree, out, "zImage", "versatile-pb.dtb")
+    configure(series_run.tree, OUT, firmware_fragment(fwdir))
+    images = kmake(series_run.tree, OUT, "bzImage")
     assert images.returncode == 0, images.stderr[-3000:]
     log = SERIES / f"console-{name}.log"
-    boot = sh([PYTHON, HARNESS, "boot", "--board", ROOT / "boards/versatile",
-               "--kernel", out / "arch/arm/boot/zImage",
-               "--dtb", out / "arch/arm/boot/dts/versatile-pb.dtb",
-               "--manifest", fwdir / "manifest.json", "--log", log,
-               "--extra-firmware", entry], ROOT)
-    return boot, log.read_text()
+    result = boot(fwdir / "manifest.json", log, "--kernel-config", OUT / ".config",
+                  "--kernel-tree", series_run.tree, "--extra-firmware", entry)
+    return result, log.read_text()
 
 
 @pytest.mark.kernel
 def test_entry_with_data_outside_its_section_is_refused(series_run, tmp_path):
     """Data the kernel would not know as built in is refused with a warning,
     never handed out (release_firmware() would vfree() it)."""
-    boot, console = boot_with_extra_object(series_run, tmp_path, "misplaced", MISPLACED_S,
-                                           MISPLACED_NAME)
-    assert boot.returncode != 0
+    result, console = boot_with_extra_object(series_run, tmp_path, "misplaced", MISPLACED_S,
+                                             MISPLACED_NAME)
+    assert result.returncode != 0
     assert f"built-in firmware {MISPLACED_NAME}: data outside .builtin_fw_data, ignored" \
         in console
     assert f'# error=-2 name="{MISPLACED_NAME}"' in console
@@ -264,9 +276,9 @@ def test_entry_with_data_outside_its_section_is_refused(series_run, tmp_path):
 @pytest.mark.kernel
 def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_path):
     """A table out of order gets one boot warning; lookup falls back and finds every entry."""
-    boot, console = boot_with_extra_object(series_run, tmp_path, "out-of-order",
-                                           OUT_OF_ORDER_S, OUT_OF_ORDER_NAME)
-    assert boot.returncode == 0, boot.stdout + boot.stderr
+    result, console = boot_with_extra_object(series_run, tmp_path, "out-of-order",
+                                             OUT_OF_ORDER_S, OUT_OF_ORDER_NAME)
+    assert result.returncode == 0, result.stdout + result.stderr
     assert console.count("built-in firmware table is not sorted") == 1
     digest = hashlib.sha256(OUT_OF_ORDER_DATA).hexdigest()
     assert f'# size={len(OUT_OF_ORDER_DATA)} sha256={digest} name="{OUT_OF_ORDER_NAME}"' \
