@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make, run_command
+from fwembedlib.manifest import read as read_manifest
 
 pytestmark = pytest.mark.kernel
 VMLINUX = ROOT / "build" / "versatile" / "linux" / "vmlinux"
@@ -136,11 +137,10 @@ def test_corrupt_digest_is_rejected_in_qemu():
     partial_errors = re.findall(r'^# partial: error=(-\d+) .* name="(.*)"$', console, re.M)
     assert partial_errors == [("-74", CORRUPT)]
     # Every other entry passes.
-    entries = json.loads((out / "fw" / "manifest.json").read_text())["entries"]
-    for entry in entries:
-        if entry["name"] != CORRUPT and entry["builtin"]:
-            assert re.search(rf"^  PASS .*  {re.escape(entry['name'])}$", result.stdout, re.M), \
-                entry["name"]
+    for entry in read_manifest(out / "fw" / "manifest.json"):
+        if entry.name != CORRUPT and entry.builtin:
+            assert re.search(rf"^  PASS .*  {re.escape(entry.name)}$", result.stdout, re.M), \
+                entry.name
     assert_ok(make("kernel"))
 
 

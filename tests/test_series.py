@@ -87,13 +87,11 @@ def configure(tree, out, fragment, options=BOOT_OPTIONS):
     assert result.returncode == 0, result.stderr
 
 
-def firmware_fragment(fwdir=None, extra_name=INTREE_NAME, extra_dir=None):
-    """One CONFIG_EXTRA_FIRMWARE file, beside the generated table in fwdir if given."""
-    text = (f'CONFIG_EXTRA_FIRMWARE="{extra_name}"\n'
-            f'CONFIG_EXTRA_FIRMWARE_DIR="{extra_dir or SERIES / "extra"}"\n')
-    if fwdir:
-        text += f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n'
-    return text
+def firmware_fragment(fwdir):
+    """The in-tree CONFIG_EXTRA_FIRMWARE file beside the generated table in fwdir."""
+    return (f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\n'
+            f'CONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"\n'
+            f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n')
 
 
 def boot(manifest, log, *args):
@@ -172,22 +170,21 @@ def test_generated_and_intree_firmware_load_side_by_side(series_run):
 @pytest.mark.kernel
 def test_name_in_both_tables_is_a_build_error(series_run, tmp_path):
     """A CONFIG_EXTRA_FIRMWARE name that the generated table also has stops the build."""
-    out = OUT
     extra = tmp_path / "extra"
     (extra / "fwembed").mkdir(parents=True)
     (extra / "fwembed" / "seven.bin").write_bytes(b"clash")
-    config = (out / ".config").read_text()
+    config = (OUT / ".config").read_text()
     try:
-        (out / ".config").write_text(
+        (OUT / ".config").write_text(
             config.replace(f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"',
                            'CONFIG_EXTRA_FIRMWARE="fwembed/seven.bin"')
             .replace(f'CONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"',
                      f'CONFIG_EXTRA_FIRMWARE_DIR="{extra}"'))
-        result = kmake(series_run.tree, out, "olddefconfig", "vmlinux")
+        result = kmake(series_run.tree, OUT, "olddefconfig", "vmlinux")
         assert result.returncode != 0
         assert "CONFIG_EXTRA_FIRMWARE: fwembed/seven.bin also in" in result.stderr
     finally:
-        (out / ".config").write_text(config)
+        (OUT / ".config").write_text(config)
 
 
 @pytest.mark.kernel
