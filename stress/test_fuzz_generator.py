@@ -29,7 +29,6 @@ from fwembedlib.errors import FwembedError  # noqa: E402  pylint: disable=wrong-
 from fwembedlib.fwlist import read_list  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.gen import generate  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.names import name_problem  # noqa: E402  pylint: disable=wrong-import-position
-from fwembedlib.outdir import OutDir  # noqa: E402  pylint: disable=wrong-import-position
 
 EXAMPLES = int(os.environ.get("FWEMBED_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
@@ -74,7 +73,7 @@ def check_list(content, compress="none"):
         assert entries
         out = tmp / "out"
         try:
-            generate(OutDir(out), list_path=path, compress=compress)
+            generate(out, list_path=path, compress=compress)
         except FwembedError as err:
             assert str(err).startswith(str(path)), err
             assert not out.exists()

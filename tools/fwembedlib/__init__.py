@@ -1,1 +1,3 @@
 """fwembed: build-time firmware embedding for Linux kernels."""
+
+__version__ = "0.6.0"

@@ -43,14 +43,16 @@ harness's job: harness/fwembed-harness --help.
 
 Exit status: 0 on success, 1 on bad input or a failed check (the message
 reads "path[:line]: error: ..."), 2 on usage errors, 3 on an internal
-error. --debug shows a traceback for internal errors.
+error, 128 + the signal's number when interrupted (130 for Ctrl-C, 143 for
+SIGTERM, 129 for SIGHUP). --debug shows a traceback for internal errors.
 """
 
 import argparse
 import os
+import signal
 import sys
 
-from . import atomic
+from . import __version__, atomic
 from .board import load_board
 from .compress import METHODS
 from .cpio import write_archive
@@ -59,7 +61,6 @@ from .gen import generate
 from .importconfig import import_config
 from .install import install
 from .kconfig import check_fragments, merge_fragments
-from .outdir import OutDir
 from .report import report
 from .uboot import make_disk, make_fit, make_uimage
 
@@ -81,6 +82,7 @@ def command_parser(prog, doc):
     parser = Parser(prog=prog, description=doc,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                                 required=True)
     return parser, sub
@@ -115,9 +117,11 @@ def add_gen(sub):
 
 
 def run_gen(args):
-    generate(OutDir(args.out, None if args.quiet else report_update),
-             list_path=args.list, directory=args.dir, compress=args.compress,
-             corrupt_digest=args.test_corrupt_digest)
+    if args.out == "":
+        raise UsageError("gen: --out: an empty path names no directory")
+    generate(args.out, list_path=args.list, directory=args.dir, compress=args.compress,
+             corrupt_digest=args.test_corrupt_digest,
+             report=None if args.quiet else report_update)
 
 
 def add_install(sub):
@@ -266,8 +270,22 @@ def build_parser():
     return parser
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: outputs are cleaned up."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupt(signum, _frame):
+    raise Interrupted(signum)
+
+
 def main(argv=None, parser=None, prog="fwembed"):
     """Parse ``argv``, run the command's handler; return the exit status."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, interrupt)
     parser = parser or build_parser()
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
@@ -280,9 +298,9 @@ def main(argv=None, parser=None, prog="fwembed"):
     except FwembedError as err:
         print(err, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(err, "signum", signal.SIGINT)
     except Exception as err:  # pylint: disable=broad-except
         if debug:
             raise

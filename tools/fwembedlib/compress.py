@@ -4,7 +4,7 @@ The stored bytes must be accepted by Linux 6.1's ``lib/xz`` and
 ``lib/zstd``, which decode them at request time:
 
 xz
-    Python's ``lzma``: the .xz container with a CRC32 check and a single
+    The ``xz`` command: the .xz container with a CRC32 check and a single
     LZMA2 filter (``lib/xz`` has no CRC64 or SHA-256 checks and the kernel
     enables no BCJ filter for firmware). Preset 9 (the "extreme" variant
     saved 0.5% on firmware-linux-free but made a 16 KiB register table 2.2
@@ -17,8 +17,11 @@ zstd
     header and a content checksum. Level 19 uses a window of at most
     8 MiB (2^23), well below the 2^27 that ``lib/zstd`` accepts by default.
 
-Both encoders are single-threaded, so the same input gives the same bytes
-for a given liblzma and zstd version.
+Both encoders run single-threaded, so the same input gives the same bytes
+for a given xz and zstd version; encoder_id() names the versions and
+settings, for the record of what an output was made with. The data is
+piped through the command a chunk at a time and its output goes straight
+to a file, so memory does not grow with the file's size.
 
 ``auto`` tries both and keeps the smaller, but only if it saves at least
 one eighth (12.5%) of the size; otherwise the data is stored raw, since a
@@ -26,7 +29,6 @@ compressed entry costs a decoder run and a vmalloc() copy on every request,
 while a raw one is handed out in place.
 """
 
-import lzma
 import shlex
 import subprocess
 
@@ -37,6 +39,7 @@ ENCODINGS = ("none", "xz", "zstd")
 ZSTD_LEVEL = 19
 XZ_DICT_MIN = 4 << 10
 XZ_DICT_MAX = 64 << 20
+PACKAGE = {"xz": "xz-utils", "zstd": "zstd"}
 
 
 def auto_keeps(size, stored_size):
@@ -51,39 +54,69 @@ def xz_dict_size(size):
     return dict_size
 
 
-def compress_xz(data):
-    filters = [{"id": lzma.FILTER_LZMA2, "preset": 9, "dict_size": xz_dict_size(len(data))}]
-    return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32, filters=filters)
-
-
-def zstd_command(size):
+def command(encoding, size):
+    """The encoder command line for ``size`` bytes on standard input."""
+    if encoding == "xz":
+        return ["xz", "--format=xz", "--check=crc32",
+                f"--lzma2=preset=9,dict={xz_dict_size(size)}", "-T1", "-q", "-c"]
     return ["zstd", f"-{ZSTD_LEVEL}", "--single-thread", "--check", "-q", "-c",
             f"--stream-size={size}", "-"]
 
 
-def compress_zstd(data, where):
-    cmd = zstd_command(len(data))
+def run_tool(cmd, where, **kwargs):
     try:
-        result = subprocess.run(cmd, input=data, capture_output=True, check=False)
+        return subprocess.run(cmd, capture_output=True, check=False, **kwargs)
     except OSError as err:
-        raise FwembedError(where, f"cannot run zstd ({err.strerror}); "
-                                  "install Debian's zstd package") from None
-    if result.returncode != 0:
+        raise FwembedError(where, f"cannot run {cmd[0]} ({err.strerror}); "
+                                  f"install Debian's {PACKAGE[cmd[0]]} package") from None
+
+
+_IDS = {}
+_VERSIONS = {}
+
+
+def encoder_version(encoding, where):
+    """The first line of ``encoding --version``."""
+    if encoding not in _VERSIONS:
+        result = run_tool([encoding, "--version"], where)
+        _VERSIONS[encoding] = " ".join(result.stdout.decode(errors="replace").split())
+    return _VERSIONS[encoding]
+
+
+def encoder_id(encoding, where):
+    """The encoder's version and settings: one line, the same for the same output."""
+    if encoding not in _IDS:
+        version = encoder_version(encoding, where)
+        settings = shlex.join(command(encoding, 0)[1:]).replace("dict=4096", "dict=auto")
+        _IDS[encoding] = f"{version}; {settings}"
+    return _IDS[encoding]
+
+
+def compress_to(encoding, chunks, size, dest, where):
+    """Write the ``encoding`` form of the ``size`` bytes that ``chunks`` yields
+    to the new file ``dest``; return its size."""
+    cmd = command(encoding, size)
+    try:
+        with open(dest, "xb") as out:
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out,
+                                    stderr=subprocess.PIPE)
+    except OSError as err:
+        if err.filename is not None and str(err.filename) == str(dest):
+            raise FwembedError(dest, f"cannot write: {err.strerror}") from None
+        raise FwembedError(where, f"cannot run {cmd[0]} ({err.strerror}); "
+                                  f"install Debian's {PACKAGE[cmd[0]]} package") from None
+    try:
+        for chunk in chunks:
+            proc.stdin.write(chunk)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    errors = proc.stderr.read()
+    if proc.wait() != 0:
         raise FwembedError(where, f"{shlex.join(cmd)} failed: "
-                                  f"{result.stderr.decode(errors='replace').strip()}")
-    return result.stdout
-
-
-def encode(data, method, where):
-    """Return (encoding, stored bytes or None for raw) for one content."""
-    if method == "none":
-        return "none", None
-    if method == "xz":
-        return "xz", compress_xz(data)
-    if method == "zstd":
-        return "zstd", compress_zstd(data, where)
-    candidates = [("xz", compress_xz(data)), ("zstd", compress_zstd(data, where))]
-    encoding, stored = min(candidates, key=lambda c: (len(c[1]), c[0]))
-    if auto_keeps(len(data), len(stored)):
-        return encoding, stored
-    return "none", None
+                                  f"{errors.decode(errors='replace').strip()}")
+    return dest.stat().st_size

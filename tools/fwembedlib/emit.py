@@ -128,7 +128,7 @@ def names(rows):
     return "".join(f"{entry.name}\n" for entry, _ in rows)
 
 
-def manifest(rows, installed=()):
+def manifest(rows, installed=(), generator=None):
     """manifest.json: one entry per name (see manifest.py).
 
     ``installed`` holds (entry, sha256, size) for the entries that go to
@@ -141,7 +141,7 @@ def manifest(rows, installed=()):
     entries += [ManifestEntry(name=entry.name, size=size, sha256=sha256, stored_size=size,
                               license=entry.license, source=entry.source, builtin=False)
                 for entry, sha256, size in installed]
-    return dumps(entries)
+    return dumps(entries, generator)
 
 
 def make_escape(path):

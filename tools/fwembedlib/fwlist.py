@@ -33,7 +33,6 @@ none.
 The same SOURCE may be listed under several names; its data is stored once.
 """
 
-import os
 import pathlib
 import re
 import stat
@@ -42,6 +41,7 @@ from .entry import Entry
 from .compress import METHODS
 from .errors import FwembedError
 from .names import name_problem
+from .source import kind_of
 
 OPTION_RE = re.compile(r"([A-Za-z0-9_-]+)=(.*)\Z", re.S)
 LICENSE_RE = re.compile(r"[A-Za-z0-9.+:() -]+\Z")
@@ -108,6 +108,13 @@ def parse_options(fields, where):
 DIRECTIVE = "%default"
 
 
+def spelling(source):
+    """A source path without "." parts and doubled slashes. ".." stays: after a
+    symlinked folder, "link/../b.bin" is not "b.bin". The file itself is
+    known by device and inode when it is opened (source.py)."""
+    return str(pathlib.PurePosixPath(source))
+
+
 def parse_line(text, list_path, lineno, defaults):
     """Return the Entry on one line of a list, or None for a blank line.
 
@@ -144,8 +151,7 @@ def parse_line(text, list_path, lineno, defaults):
         raise FwembedError(where, "compress= does not apply to an install=yes entry, "
                                   "which is not stored in the kernel image")
     path = pathlib.Path(list_path).parent / source
-    source_key = os.path.normpath(source)
-    return Entry(name=name, source=source_key, path=path, where=where,
+    return Entry(name=name, source=spelling(source), path=path, where=where,
                  license=options.get("license"), compress=options.get("compress"),
                  install=options.get("install") == "yes")
 
@@ -191,6 +197,8 @@ def check_source(entry):
         raise FwembedError(entry.where, f"source {entry.source!r}: no such file") from None
     except OSError as err:
         raise FwembedError(entry.where, f"source {entry.source!r}: {err.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise FwembedError(entry.where, f"source {entry.source!r}: a directory")
     if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise FwembedError(entry.where, f"source {entry.source!r}: {kind}")
+        raise FwembedError(entry.where, f"source {entry.source!r}: not a regular file "
+                                        f"({kind_of(mode)})")

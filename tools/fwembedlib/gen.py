@@ -1,10 +1,17 @@
 """fwembed gen: firmware list or directory in, assembly and manifest out.
 
-The run has two phases. The first reads and checks every input and hashes
-every file, and writes nothing; any error ends the run there. The second
-writes the outputs, each only if its content changed, and then removes data
-objects that are no longer used. An error therefore never leaves a half-
-written output directory, and the outputs of an earlier good run survive.
+The run reads and checks every input, and builds the complete new set of
+outputs in a staging directory beside the output directory; only when all
+of it is there does it replace the old outputs, all at once (staging.py).
+An error, or Ctrl-C, therefore never leaves a half-written output
+directory, and the outputs of an earlier good run survive byte-identical.
+
+Each source file is opened once and read through that one descriptor
+(source.py): its digest, its copy and its compressed form are all made of
+the bytes read there, and a second name for the same file (device and
+inode) reads nothing more. A data copy or compressed form that the last
+run made from the same content with the same encoder is reused, not made
+again.
 """
 
 import dataclasses
@@ -13,13 +20,15 @@ import os
 import pathlib
 
 from . import emit
-from .compress import encode
-from .content import copy_checked, digest_file, read_checked, read_file
+from . import __version__
+from .compress import auto_keeps, compress_to, encoder_id, encoder_version
 from .errors import FwembedError, warn
 from .fwlist import read_list
 from .scan import scan_dir
+from .source import Source, digest_entry
+from .staging import Staging
 
-# Touched by every successful run; the target of the make dependency file,
+# Written by every successful run; the target of the make dependency file,
 # since the outputs themselves keep their timestamps when unchanged.
 STAMP = ".fwembed-stamp"
 
@@ -33,48 +42,96 @@ class Blob:
     entry: object
     sources: list
     compression: str = "none"
-    stored: bytes = None  # the compressed bytes; None when stored raw
-
-    @property
-    def stored_size(self):
-        return self.size if self.stored is None else len(self.stored)
+    stored_size: int = None
 
     @property
     def stem(self):
-        suffix = "" if self.compression == "none" else f"-{self.compression}"
-        return f"blob-{self.sha256[:16]}{suffix}"
+        return stem(self.sha256, self.compression)
 
 
-def collect(entries, compress="none"):
-    """Hash and encode every entry; return (rows sorted by name, blobs sorted by stem).
+def stem(sha256, compression):
+    suffix = "" if compression == "none" else f"-{compression}"
+    return f"blob-{sha256[:16]}{suffix}"
+
+
+def made_from(sha256, encoding, where):
+    """What a data file is made of, for the record: content, encoding, encoder."""
+    if encoding == "none":
+        return f"sha256:{sha256}"
+    return f"sha256:{sha256} {encoding}: {encoder_id(encoding, where)}"
+
+
+def store(src, sha256, size, encoding, staging, where):
+    """Put the data file of one content in one encoding in the staging
+    directory, reusing the last run's if it is known to match; return its size."""
+    name = f"{stem(sha256, encoding)}.bin"
+    origin = made_from(sha256, encoding, where)
+    if not staging.has(name) and not staging.reuse(name, origin):
+        if encoding == "none":
+            src.copy_to(staging.file(name), sha256)
+        else:
+            compress_to(encoding, src.checked_chunks(sha256), size, staging.file(name), where)
+        staging.added(name, origin)
+    return os.path.getsize(staging.file(name))
+
+
+def store_auto(src, sha256, size, staging, where):
+    """compress=auto: the smaller of xz and zstd, or raw if that saves too little.
+    The choice is recorded, so that an unchanged content is not compressed again."""
+    key = f"{sha256} {encoder_id('xz', where)} | {encoder_id('zstd', where)}"
+    choice = staging.old_decision(key)
+    if choice is not None and choice != "none" and \
+            not staging.has(f"{stem(sha256, choice)}.bin") and \
+            not staging.reuse(f"{stem(sha256, choice)}.bin", made_from(sha256, choice, where)):
+        choice = None
+    if choice is None:
+        sizes = {}
+        for encoding in ("xz", "zstd"):
+            trial = staging.file(f".auto-{encoding}.tmp")
+            sizes[encoding] = compress_to(encoding, src.checked_chunks(sha256), size, trial,
+                                          where)
+        best = min(sizes, key=lambda e: (sizes[e], e))
+        choice = best if auto_keeps(size, sizes[best]) else "none"
+        for encoding in ("xz", "zstd"):
+            trial = staging.file(f".auto-{encoding}.tmp")
+            name = f"{stem(sha256, encoding)}.bin"
+            if encoding == choice and not staging.has(name):
+                os.rename(trial, staging.file(name))
+                staging.added(name, made_from(sha256, encoding, where))
+            else:
+                trial.unlink()
+    staging.decide(key, choice)
+    return choice, store(src, sha256, size, choice, staging, where)
+
+
+def collect(entries, compress, staging):
+    """Hash and store every entry; return (rows sorted by name, blobs sorted by stem).
 
     ``compress`` is the method for entries whose list set none.
     """
     blobs = {}
     rows = []
-    by_source = {}
+    by_file = {}
     encoded = {}
     for entry in entries:
         method = entry.compress or compress
-        data = None
-        if entry.source not in by_source:
-            if method == "none":
-                by_source[entry.source] = digest_file(entry)
-            else:
-                # Read once: the bytes hashed are the bytes compressed.
-                data = read_file(entry)
-                by_source[entry.source] = hashlib.sha256(data).hexdigest(), len(data)
-        sha256, size = by_source[entry.source]
-        if (sha256, method) not in encoded:
-            if method != "none" and data is None:
-                data = read_checked(entry, sha256)
-            encoded[sha256, method] = encode(data, method, entry.where)
-        encoding, stored = encoded[sha256, method]
+        with Source(entry) as src:
+            if src.identity not in by_file:
+                by_file[src.identity] = src.digest()
+            sha256, size = by_file[src.identity]
+            if (sha256, method) not in encoded:
+                if method == "auto":
+                    encoded[sha256, method] = store_auto(src, sha256, size, staging,
+                                                         entry.where)
+                else:
+                    encoded[sha256, method] = method, store(src, sha256, size, method,
+                                                            staging, entry.where)
+        encoding, stored_size = encoded[sha256, method]
         blob = blobs.get((sha256, encoding))
         if blob is None:
             blob = blobs[sha256, encoding] = Blob(sha256=sha256, size=size, entry=entry,
                                                   sources=[], compression=encoding,
-                                                  stored=stored)
+                                                  stored_size=stored_size)
         if entry.source not in blob.sources:
             blob.sources.append(entry.source)
         rows.append((entry, blob))
@@ -85,7 +142,6 @@ def collect(entries, compress="none"):
         blob.sources.sort()
     rows.sort(key=lambda row: row[0].name.encode())
     return rows, sorted(blobs.values(), key=lambda b: b.stem)
-
 
 def check_unique(items, key, what, same=lambda a, b: a is b):
     """Refuse the (astronomically unlikely) collision of two short hashes."""
@@ -109,42 +165,49 @@ def read_inputs(list_path=None, directory=None):
     return entries, watched
 
 
-def generate(out, list_path=None, directory=None, compress="none", corrupt_digest=None):
-    """Run both phases; return the rows (entry, blob) written to the table.
+def generator(blobs):
+    """{program: version} of fwembed and of the encoders whose output is embedded."""
+    versions = {"fwembed": __version__}
+    for encoding in sorted({b.compression for b in blobs} - {"none"}):
+        versions[encoding] = encoder_version(encoding, "fwembed")
+    return versions
+
+
+def generate(out, list_path=None, directory=None, compress="none", corrupt_digest=None,
+             report=None):
+    """Build the outputs in ``out``; return the rows (entry, blob) written to the table.
 
     ``corrupt_digest`` names an entry whose table digest is made wrong on
     purpose, for the test of the kernel's digest check; manifest.json keeps
-    the true digest.
+    the true digest. ``report(path, tag)`` is told of each file written
+    (tag UPD) or removed (RM).
     """
     entries, watched = read_inputs(list_path, directory)
     builtin = [e for e in entries if not e.install]
     if compress != "none" and builtin and all(e.compress for e in builtin):
         warn(list_path, f"--compress {compress} (make's COMPRESS={compress}) changes no entry: "
                         "every entry sets compress= itself or through %default")
-    rows, blobs = collect(builtin, compress)
-    # Install-only entries are not built in, but the manifest describes them.
-    installed = [(e, *digest_file(e)) for e in entries if e.install]
-    if corrupt_digest is not None and corrupt_digest not in {e.name for e, _ in rows}:
+    if corrupt_digest is not None and corrupt_digest not in {e.name for e in builtin}:
         raise FwembedError(list_path or directory,
                            f"--test-corrupt-digest: no entry named {corrupt_digest!r}")
-    out.check_usable()
-
-    out.create()
-    for blob in blobs:
-        if blob.stored is not None:
-            out.write_bytes(f"{blob.stem}.bin", blob.stored)
-        elif not (out.path / f"{blob.stem}.bin").is_file() or \
-                os.path.getsize(out.path / f"{blob.stem}.bin") != blob.stored_size:
-            out.write_with(f"{blob.stem}.bin",
-                           lambda tmp, b=blob: copy_checked(b.entry, b.sha256, tmp))
-        out.write_text(f"{blob.stem}.S", emit.blob_source(blob))
-    out.write_text("table.S", emit.table_source(rows, corrupt_digest))
-    out.write_text("objects.mk", emit.objects_mk(blobs))
-    out.write_text("names.txt", emit.names(rows))
-    out.write_text("manifest.json", emit.manifest(rows, installed))
-    out.write_text("fwembed.d", emit.depfile(out.path / STAMP,
-                                             [p.resolve() for p in watched]))
-    keep = {f"{b.stem}{ext}" for b in blobs for ext in (".S", ".bin")}
-    out.remove_stale("blob-*", keep)
-    out.touch(STAMP)
+    staging = Staging(out, report)
+    staging.check(input_dirs=[directory] if directory is not None else [],
+                  input_files=([list_path] if list_path is not None else []) +
+                  [e.path for e in entries])
+    with staging:
+        rows, blobs = collect(builtin, compress, staging)
+        # Install-only entries are not built in, but the manifest describes them.
+        installed = [(e, *digest_entry(e)) for e in entries if e.install]
+        texts = [(f"{blob.stem}.S", emit.blob_source(blob)) for blob in blobs]
+        texts += [("table.S", emit.table_source(rows, corrupt_digest)),
+                  ("objects.mk", emit.objects_mk(blobs)),
+                  ("names.txt", emit.names(rows)),
+                  ("manifest.json", emit.manifest(rows, installed, generator(blobs))),
+                  ("fwembed.d", emit.depfile(staging.path / STAMP,
+                                             [p.resolve() for p in watched]))]
+        for name, text in texts:
+            data = text.encode()
+            staging.write_bytes(name, data, f"sha256:{hashlib.sha256(data).hexdigest()}")
+        staging.stamp(STAMP)
+        staging.commit()
     return rows

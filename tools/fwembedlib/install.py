@@ -20,10 +20,10 @@ import pathlib
 import stat
 
 from . import atomic
-from .content import CHUNK, copy_checked, digest_file
 from .errors import FwembedError
 from .gen import read_inputs
 from .outdir import OutDir
+from .source import CHUNK, Source, digest_entry
 
 FILE_MODE = 0o644
 DIR_MODE = 0o755
@@ -102,7 +102,8 @@ def make_dirs(folder):
 def install_one(entry, sha256, target):
     """Copy one entry to ``target`` through a temporary file and a rename."""
     with atomic.replacing(target, FILE_MODE, failure="cannot install") as tmp:
-        copy_checked(entry, sha256, tmp)
+        with Source(entry) as src:
+            src.copy_to(tmp, sha256)
 
 
 def install(dest, list_path=None, directory=None, install_all=False, report=None):
@@ -114,7 +115,7 @@ def install(dest, list_path=None, directory=None, install_all=False, report=None
     digests = {}
     for entry in chosen:
         if entry.path not in digests:
-            digests[entry.path] = digest_file(entry)
+            digests[entry.path] = digest_entry(entry)
     OutDir(dest).check_usable()
     for entry in chosen:
         check_target(dest, entry)

@@ -5,8 +5,13 @@ This module is the one writer and the one reader of the format::
     {
       "format": "fwembed-manifest",
       "version": 1,
+      "generator": {"fwembed": "0.6.0", "xz": "xz (XZ Utils) 5.4.1 ..."},
       "entries": [ {"name": ..., "size": ..., ...}, ... ]
     }
+
+``generator`` names the fwembed that wrote the file and the version of
+each encoder whose output it embeds (only those used); it was added
+within version 1 and is absent from older files.
 
 Entries come in name order (bytewise, as strcmp() sorts), one per firmware
 name, with the fields of ManifestEntry below. name, size, sha256 and
@@ -53,11 +58,14 @@ REQUIRED = ("name", "size", "sha256", "stored_size")
 FIELDS = {f.name: f.type for f in dataclasses.fields(ManifestEntry)}
 
 
-def dumps(entries):
-    """The text of manifest.json for ``entries``, sorted by name."""
+def dumps(entries, generator=None):
+    """The text of manifest.json for ``entries``, sorted by name; ``generator``
+    is {tool: version} of the programs that made it."""
     ordered = sorted(entries, key=lambda e: e.name.encode())
-    return json.dumps({"format": FORMAT, "version": VERSION,
-                       "entries": [dataclasses.asdict(e) for e in ordered]},
+    head = {"format": FORMAT, "version": VERSION}
+    if generator:
+        head["generator"] = dict(sorted(generator.items()))
+    return json.dumps({**head, "entries": [dataclasses.asdict(e) for e in ordered]},
                       indent=2) + "\n"
 
 

@@ -1,8 +1,10 @@
-"""Writing the output directory: atomically, and only what changed.
+"""Writing one file of a command's output (report --json, import-config
+--out): atomically, and only if it changed.
 
-Every file is replaced all at once (atomic.py), so a reader never sees
-half a file. A file whose content is unchanged is not touched, so make and
-Kbuild see nothing to rebuild.
+The file is replaced all at once (atomic.py), so a reader never sees half
+of it. A file whose content is unchanged is not touched, so make sees
+nothing to rebuild. fwembed gen, which owns a whole directory, has
+staging.py instead.
 """
 
 import os
@@ -49,20 +51,3 @@ class OutDir:
         if written:
             self.report(self.path / name)
         return written
-
-    def write_with(self, name, fill):
-        """Create ``name`` by calling fill(temporary path), then rename it in place."""
-        with atomic.replacing(self.path / name, FILE_MODE) as tmp:
-            fill(tmp)
-        self.report(self.path / name)
-
-    def remove_stale(self, pattern, keep):
-        """Delete files matching ``pattern`` whose names are not in ``keep``."""
-        for stale in sorted(self.path.glob(pattern)):
-            if stale.name not in keep:
-                stale.unlink()
-                self.report(stale, "RM")
-
-    def touch(self, name):
-        """Create ``name`` or update its timestamp (for make)."""
-        (self.path / name).touch()

@@ -12,6 +12,7 @@ import pathlib
 from .entry import Entry
 from .errors import FwembedError
 from .names import name_problem
+from .source import kind_of
 
 
 def resolve_link(root, link, where):
@@ -66,9 +67,9 @@ def scan_dir(directory, walked=None):
             elif full.is_file():
                 source = name
             else:
-                raise FwembedError(full, "not a regular file")
+                raise FwembedError(full, f"not a regular file ({kind_of(full.lstat().st_mode)})")
             entries.append(Entry(name=name, source=source, path=root / source,
-                                 where=str(full)))
+                                 where=str(full), nofollow=True))
     if errors:
         err = errors[0]
         raise FwembedError(err.filename or directory, f"cannot read directory: {err.strerror}")
