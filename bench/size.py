@@ -7,12 +7,12 @@ firmware-linux-free fills), boots it through 'make run' (which verifies
 every entry in QEMU), and measures what the firmware costs the kernel for
 as long as it runs, from the ELF objects that were linked into vmlinux:
 
-data     the stored bytes (the .builtin_fw_data of every blob-*.o),
+data     the stored bytes (the .builtin_fw_data of every data-*.o),
          which must add up to the stored sizes the manifest records
 table    the struct builtin_fw entries (the .builtin_fw.* sections)
 names    the name strings (the mergeable .rodata.str1.1 of table.o)
 digests  one SHA-256 per stored form, for CONFIG_FW_LOADER_BUILTIN_VERIFY
-         (the .rodata of every blob-*.o)
+         (the .rodata of every data-*.o)
 
 "resident" is data + table + names; the padding that aligns each raw blob
 to 16 bytes is not in it ('make report' measures it, as part of the whole
@@ -49,7 +49,7 @@ def section_sizes(path, predicate):
 def linked_blobs(objects_mk, generated):
     """The blob objects that objects.mk links in; older ones may linger."""
     names = emit.objects_in_mk(objects_mk.read_text())
-    return [generated / name for name in sorted(set(names)) if name.startswith("blob-")]
+    return [generated / name for name in sorted(set(names)) if name.startswith("data-")]
 
 
 def measure_objects(objects_mk, generated):

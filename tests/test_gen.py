@@ -30,9 +30,7 @@ def test_objects_mk_is_read_back():
     """objects_in_mk() returns exactly the objects objects_mk() lists, not the
     data-file lines that follow them."""
     text = (GOLDEN / "objects.mk").read_text()
-    assert emit.objects_in_mk(text) == ["table.o", "blob-03ac674216f3e15c.o",
-                                        "blob-03ac674216f3e15c-xz.o",
-                                        "blob-e3b0c44298fc1c14.o"]
+    assert emit.objects_in_mk(text) == ["table.o", "data-27.o", "data-42.o"]
 
 
 def test_identical_content_is_stored_once(tmp_path):
@@ -49,8 +47,9 @@ def test_identical_content_from_two_files_is_stored_once(fwtree, tmp_path):
     shutil.copy(fwtree / "ramp.bin", fwtree / "ramp-copy.bin")
     path = write_list(fwtree, "a ramp.bin\nb ramp-copy.bin\n")
     gen_list(path, tmp_path / "out")
-    assert len(list((tmp_path / "out").glob("blob-*.S"))) == 1
-    assert (tmp_path / "out" / "blob-40aff2e9d2d8922e.S").read_text().count(".globl") == 4
+    assert len(list((tmp_path / "out").glob("blob-*.bin"))) == 1
+    data = [p.read_text() for p in (tmp_path / "out").glob("data-*.S")]
+    assert len(data) == 1 and data[0].count(".globl") == 4
 
 
 def test_output_is_deterministic_across_directories(fwtree, tmp_path):
@@ -77,18 +76,39 @@ def test_second_run_rewrites_nothing(fwtree, tmp_path):
     assert before == after
 
 
+def object_of(source):
+    """The data object that a content whose first source is ``source`` goes to."""
+    return f"data-{int(emit.key_hash(source), 16) % emit.DATA_OBJECTS:02d}.S"
+
+
+def test_data_is_packed_into_a_bounded_number_of_objects(tmp_path):
+    """1,000 files give at most DATA_OBJECTS data objects, each content in
+    the object its source path picks."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(1000):
+        (src / f"f{i}.bin").write_bytes(b"%d" % i)
+    result = run_fwembed("gen", "-q", "--dir", src, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    objects = emit.objects_in_mk((tmp_path / "out" / "objects.mk").read_text())
+    assert len(objects) == 1 + emit.DATA_OBJECTS
+    text = (tmp_path / "out" / object_of("f7.bin")).read_text()
+    assert f".globl {emit.data_symbol('f7.bin')}\n" in text
+
+
 def test_changed_content_same_size_touches_only_its_blob(fwtree, tmp_path):
-    """Same size, new bytes: a new data object; the table is untouched."""
+    """Same size, new bytes: a new data copy and its object; the table and
+    the other object are untouched."""
     path = write_list(fwtree, "a one.bin\nb ramp.bin\n")
     gen_list(path, tmp_path / "out")
     (fwtree / "one.bin").write_bytes(b"\x02")
     result = run_fwembed("gen", "--list", path, "--out", tmp_path / "out")
     updated = sorted(line.split()[1] for line in result.stdout.splitlines())
     names = sorted(pathlib.Path(p).name for p in updated)
-    assert names == sorted(["blob-dbc1b4c900ffe48d.bin", "blob-dbc1b4c900ffe48d.S",
-                            "objects.mk", "manifest.json",
-                            "blob-4bf5122f344554c5.bin", "blob-4bf5122f344554c5.S"])
-    assert not (tmp_path / "out" / "blob-4bf5122f344554c5.S").exists()
+    assert object_of("one.bin") != object_of("ramp.bin")
+    assert names == sorted(["blob-dbc1b4c900ffe48d.bin", object_of("one.bin"),
+                            "objects.mk", "manifest.json", "blob-4bf5122f344554c5.bin"])
+    assert not (tmp_path / "out" / "blob-4bf5122f344554c5.bin").exists()
 
 
 def test_changed_size_also_rewrites_the_table(fwtree, tmp_path):

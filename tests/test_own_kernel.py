@@ -67,7 +67,7 @@ def test_own_kernel_page_builds_the_firmware_in(home):
                             env=env, capture_output=True, text=True, timeout=3600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     fw = home / "build" / "myboard" / "fw"
-    symbols = sum(p.read_text().count(".globl fwembed_data_") for p in fw.glob("blob-*.S"))
+    symbols = sum(p.read_text().count(".globl fwembed_data_") for p in fw.glob("data-*.S"))
     assert symbols > 0 and result.stdout.splitlines()[-1] == str(symbols)
     config = (home / "build" / "myboard" / "linux" / ".config").read_text()
     assert 'CONFIG_FW_LOADER_GENERATED_DIR="../fw"' in config

@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make, run_command
+from fwembedlib import emit
 from fwembedlib.manifest import read as read_manifest
 
 pytestmark = pytest.mark.kernel
@@ -155,8 +156,9 @@ def fwdir(tmp_path):
     return folder
 
 
-def blob_object(data):
-    return f"blob-{hashlib.sha256(data).hexdigest()[:16]}.o"
+def data_object(source):
+    """The data object that the file at ``source`` (below FIRMWARE_DIR) is packed in."""
+    return f"data-{int(emit.key_hash(source), 16) % emit.DATA_OBJECTS:02d}.o"
 
 
 def test_one_changed_file_reassembles_one_object(fwdir):
@@ -165,12 +167,12 @@ def test_one_changed_file_reassembles_one_object(fwdir):
     (fwdir / "sub" / "b.bin").write_bytes(b"b" * 200)
     same_size = make("kernel", f"FIRMWARE_DIR={fwdir}")
     assert_ok(same_size)
-    assert GENERATED_AS_RE.findall(same_size.stdout) == [blob_object(b"b" * 200)]
+    assert GENERATED_AS_RE.findall(same_size.stdout) == [data_object("sub/b.bin")]
     (fwdir / "sub" / "b.bin").write_bytes(b"b" * 201)
     new_size = make("kernel", f"FIRMWARE_DIR={fwdir}")
     assert_ok(new_size)
     assert sorted(GENERATED_AS_RE.findall(new_size.stdout)) == \
-        sorted([blob_object(b"b" * 201), "table.o"])
+        sorted([data_object("sub/b.bin"), "table.o"])
 
 
 def test_firmware_dir_with_symlink_alias_boots(fwdir):

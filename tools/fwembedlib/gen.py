@@ -113,6 +113,7 @@ def collect(entries, compress, staging):
     rows = []
     by_file = {}
     encoded = {}
+    spelled = set()
     for entry in entries:
         method = entry.compress or compress
         with Source(entry) as src:
@@ -132,7 +133,8 @@ def collect(entries, compress, staging):
             blob = blobs[sha256, encoding] = Blob(sha256=sha256, size=size, entry=entry,
                                                   sources=[], compression=encoding,
                                                   stored_size=stored_size)
-        if entry.source not in blob.sources:
+        if (entry.source, encoding) not in spelled:  # a set: no quadratic list search
+            spelled.add((entry.source, encoding))
             blob.sources.append(entry.source)
         rows.append((entry, blob))
     check_unique(blobs.values(), lambda b: b.stem, "content digests")
@@ -198,7 +200,8 @@ def generate(out, list_path=None, directory=None, compress="none", corrupt_diges
         rows, blobs = collect(builtin, compress, staging)
         # Install-only entries are not built in, but the manifest describes them.
         installed = [(e, *digest_entry(e)) for e in entries if e.install]
-        texts = [(f"{blob.stem}.S", emit.blob_source(blob)) for blob in blobs]
+        texts = [(f"{stem}.S", emit.data_source(packed))
+                 for stem, packed in emit.pack(blobs).items()]
         texts += [("table.S", emit.table_source(rows, corrupt_digest)),
                   ("objects.mk", emit.objects_mk(blobs)),
                   ("names.txt", emit.names(rows)),
