@@ -6,11 +6,12 @@ which must give back the original file.
 
 import json
 import lzma
+import os
 import subprocess
 
 import pytest
 
-from conftest import ROOT, run_fwembed, write_list
+from conftest import FWEMBED, PYTHON, ROOT, run_fwembed, write_list
 from fwembedlib.compress import auto_keeps
 from fwembedlib.fwlist import read_list
 
@@ -216,3 +217,57 @@ def test_corrupt_digest_switch_changes_only_the_table(src, tmp_path):
     assert line.endswith("fwembed_test_corrupt_digest")
     flipped = "%02x" % (int(good["b"]["sha256"][:2], 16) ^ 1)
     assert f"\t.byte 0x{flipped}, " in table
+
+
+def encoder_that_only_reports_its_version(folder, tool):
+    """A ``tool`` on PATH that answers --version as the real one does and fails
+    at any real work: a run that uses it must not have compressed anything."""
+    real = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    shim = folder / tool
+    shim.write_text(f'#!/bin/sh\nif [ "$1" = --version ]; then exec {real} --version; fi\n'
+                    'echo "compressed again" >&2\nexit 1\n')
+    shim.chmod(0o755)
+
+
+@pytest.mark.parametrize("method", ["xz", "zstd", "auto"])
+def test_unchanged_content_is_not_compressed_again(src, tmp_path, method):
+    """A second run reuses the compressed copies (and auto's choice) that the
+    record says were made from the same content by the same encoder."""
+    path = write_list(src, f"t text.bin compress={method}\nr ramp.bin compress={method}\n")
+    first = gen(path, tmp_path / "out")
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    for tool in ("xz", "zstd"):
+        encoder_that_only_reports_its_version(shims, tool)
+    result = subprocess.run([PYTHON, FWEMBED, "gen", "-q", "--list", path, "--out",
+                             tmp_path / "out"], capture_output=True, text=True, check=False,
+                            env=dict(os.environ, PATH=f"{shims}:{os.environ['PATH']}"))
+    assert result.returncode == 0, result.stderr
+    entries = {e["name"]: e for e in json.loads((tmp_path / "out" / "manifest.json")
+                                                .read_text())["entries"]}
+    assert entries == first
+
+
+def test_parallel_and_serial_runs_store_the_same_bytes(src, tmp_path):
+    """Compressing on several threads changes nothing in the outputs."""
+    for i in range(6):
+        (src / f"t{i}.bin").write_bytes(TEXT * (i + 1))
+    path = write_list(src, "".join(f"t{i} t{i}.bin compress=auto\n" for i in range(6)) +
+                      "x t0.bin compress=xz\nz t0.bin compress=zstd\n")
+    outputs = []
+    for jobs in ("1", "4"):
+        out = tmp_path / f"out{jobs}"
+        result = run_fwembed("gen", "-q", "-j", jobs, "--list", path, "--out", out)
+        assert result.returncode == 0, result.stderr
+        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
+                        if p.name != ".fwembed-outputs" and p.name != "fwembed.d"})
+    assert outputs[0] == outputs[1]
+
+
+def test_jobs_must_be_positive(src, tmp_path):
+    """-j 0 is a usage error."""
+    result = run_fwembed("gen", "-j", "0", "--list", write_list(src, "t text.bin\n"),
+                         "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert "'0' is not a positive number" in result.stderr

@@ -4,7 +4,7 @@ commands:
   gen     turn a firmware list or a directory into assembly sources, a
           manifest and a make dependency file:
               fwembed gen (--list FILE | --dir DIR) --out OUTDIR
-                          [--compress none|xz|zstd|auto]
+                          [--compress none|xz|zstd|auto] [-j N]
   install copy the entries marked install=yes (every entry with --all) to
           DEST/NAME, mode 0644, each atomically:
               fwembed install (--list FILE | --dir DIR) --dest DEST [--all]
@@ -111,16 +111,29 @@ def add_gen(sub):
     gen.add_argument("-q", "--quiet", action="store_true", help="do not list updated files")
     gen.add_argument("--compress", choices=METHODS, default="none",
                      help="how to store entries whose list sets no compress= (default: none)")
+    gen.add_argument("-j", "--jobs", type=positive, metavar="N",
+                     help="copy and compress on N threads, each with its own encoder "
+                          "(default: one per CPU)")
     # For the harness's test of the kernel's digest check only (docs/testing.md).
     gen.add_argument("--test-corrupt-digest", metavar="NAME", help=argparse.SUPPRESS)
     gen.set_defaults(func=run_gen)
+
+
+def positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
 
 
 def run_gen(args):
     if args.out == "":
         raise UsageError("gen: --out: an empty path names no directory")
     generate(args.out, list_path=args.list, directory=args.dir, compress=args.compress,
-             corrupt_digest=args.test_corrupt_digest,
+             corrupt_digest=args.test_corrupt_digest, jobs=args.jobs,
              report=None if args.quiet else report_update)
 
 

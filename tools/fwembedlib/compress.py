@@ -92,9 +92,10 @@ def encoder_id(encoding, where):
     return _IDS[encoding]
 
 
-def compress_to(encoding, chunks, size, dest, where):
+def compress_to(encoding, chunks, size, dest, where, cancel=None):
     """Write the ``encoding`` form of the ``size`` bytes that ``chunks`` yields
-    to the new file ``dest``; return its size."""
+    to the new file ``dest``; return its size. Setting the threading.Event
+    ``cancel`` stops the encoder (the run is being interrupted)."""
     cmd = command(encoding, size)
     try:
         with open(dest, "xb") as out:
@@ -106,17 +107,27 @@ def compress_to(encoding, chunks, size, dest, where):
         raise FwembedError(where, f"cannot run {cmd[0]} ({err.strerror}); "
                                   f"install Debian's {PACKAGE[cmd[0]]} package") from None
     try:
-        for chunk in chunks:
-            proc.stdin.write(chunk)
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
+        try:
+            for chunk in chunks:
+                if cancel is not None and cancel.is_set():
+                    raise FwembedError(where, "cancelled")
+                proc.stdin.write(chunk)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    raise FwembedError(where, "cancelled") from None
     except BaseException:
         proc.kill()
         proc.wait()
         raise
     errors = proc.stderr.read()
-    if proc.wait() != 0:
+    if proc.returncode != 0:
         raise FwembedError(where, f"{shlex.join(cmd)} failed: "
                                   f"{errors.decode(errors='replace').strip()}")
     return dest.stat().st_size

@@ -14,10 +14,13 @@ run made from the same content with the same encoder is reused, not made
 again.
 """
 
+import collections
+import concurrent.futures
 import dataclasses
 import hashlib
 import os
 import pathlib
+import threading
 
 from . import emit
 from . import __version__
@@ -61,23 +64,40 @@ def made_from(sha256, encoding, where):
     return f"sha256:{sha256} {encoding}: {encoder_id(encoding, where)}"
 
 
-def store(src, sha256, size, encoding, staging, where):
+class Work:
+    """What the tasks of one run share: the staging directory, a lock per
+    content (so that two encodings of one content never race for a file
+    name), and the event that stops them all when the run is interrupted."""
+
+    def __init__(self, staging):
+        self.staging = staging
+        self.locks = {}
+        self.cancel = threading.Event()
+
+    def lock(self, sha256):
+        return self.locks.setdefault(sha256, threading.Lock())
+
+
+def store(work, src, sha256, size, encoding, where):
     """Put the data file of one content in one encoding in the staging
     directory, reusing the last run's if it is known to match; return its size."""
+    staging = work.staging
     name = f"{stem(sha256, encoding)}.bin"
     origin = made_from(sha256, encoding, where)
     if not staging.has(name) and not staging.reuse(name, origin):
         if encoding == "none":
             src.copy_to(staging.file(name), sha256)
         else:
-            compress_to(encoding, src.checked_chunks(sha256), size, staging.file(name), where)
+            compress_to(encoding, src.checked_chunks(sha256), size, staging.file(name), where,
+                        work.cancel)
         staging.added(name, origin)
     return os.path.getsize(staging.file(name))
 
 
-def store_auto(src, sha256, size, staging, where):
+def store_auto(work, src, sha256, size, where):
     """compress=auto: the smaller of xz and zstd, or raw if that saves too little.
     The choice is recorded, so that an unchanged content is not compressed again."""
+    staging = work.staging
     key = f"{sha256} {encoder_id('xz', where)} | {encoder_id('zstd', where)}"
     choice = staging.old_decision(key)
     if choice is not None and choice != "none" and \
@@ -85,15 +105,12 @@ def store_auto(src, sha256, size, staging, where):
             not staging.reuse(f"{stem(sha256, choice)}.bin", made_from(sha256, choice, where)):
         choice = None
     if choice is None:
-        sizes = {}
-        for encoding in ("xz", "zstd"):
-            trial = staging.file(f".auto-{encoding}.tmp")
-            sizes[encoding] = compress_to(encoding, src.checked_chunks(sha256), size, trial,
-                                          where)
+        trials = {e: staging.file(f".auto-{sha256[:16]}-{e}.tmp") for e in ("xz", "zstd")}
+        sizes = {e: compress_to(e, src.checked_chunks(sha256), size, trials[e], where,
+                                work.cancel) for e in trials}
         best = min(sizes, key=lambda e: (sizes[e], e))
         choice = best if auto_keeps(size, sizes[best]) else "none"
-        for encoding in ("xz", "zstd"):
-            trial = staging.file(f".auto-{encoding}.tmp")
+        for encoding, trial in trials.items():
             name = f"{stem(sha256, encoding)}.bin"
             if encoding == choice and not staging.has(name):
                 os.rename(trial, staging.file(name))
@@ -101,33 +118,62 @@ def store_auto(src, sha256, size, staging, where):
             else:
                 trial.unlink()
     staging.decide(key, choice)
-    return choice, store(src, sha256, size, choice, staging, where)
+    return choice, store(work, src, sha256, size, choice, where)
 
 
-def collect(entries, compress, staging):
+def encode_task(work, src, sha256, size, method, where):
+    """One content in one method, in a worker thread; closes ``src``."""
+    with src, work.lock(sha256):
+        if method == "auto":
+            return store_auto(work, src, sha256, size, where)
+        return method, store(work, src, sha256, size, method, where)
+
+
+def collect(entries, compress, staging, jobs=None):
     """Hash and store every entry; return (rows sorted by name, blobs sorted by stem).
 
-    ``compress`` is the method for entries whose list set none.
+    ``compress`` is the method for entries whose list set none. Sources are
+    opened and hashed in list order; copying and compressing run on
+    ``jobs`` threads (default: one per CPU), each driving its own encoder
+    process, with at most 2 * jobs sources open and waiting. Errors are
+    raised in list order, so a run reports the same error every time.
     """
-    blobs = {}
-    rows = []
+    jobs = jobs or os.cpu_count() or 1
+    work = Work(staging)
     by_file = {}
     encoded = {}
+    pending = collections.deque()
+    wanted = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        try:
+            for entry in entries:
+                method = entry.compress or compress
+                src = Source(entry).__enter__()
+                try:
+                    if src.identity not in by_file:
+                        by_file[src.identity] = src.digest()
+                    sha256, size = by_file[src.identity]
+                    if (sha256, method) not in encoded:
+                        work.lock(sha256)
+                        encoded[sha256, method] = pool.submit(encode_task, work, src, sha256,
+                                                              size, method, entry.where)
+                        pending.append(encoded[sha256, method])
+                        src = None  # the task closes it
+                finally:
+                    if src is not None:
+                        src.__exit__(None, None, None)
+                wanted.append((entry, sha256, size, method))
+                while len(pending) >= 2 * jobs:
+                    pending.popleft().result()
+            results = {key: future.result() for key, future in encoded.items()}
+        except BaseException:
+            work.cancel.set()
+            raise
+    blobs = {}
+    rows = []
     spelled = set()
-    for entry in entries:
-        method = entry.compress or compress
-        with Source(entry) as src:
-            if src.identity not in by_file:
-                by_file[src.identity] = src.digest()
-            sha256, size = by_file[src.identity]
-            if (sha256, method) not in encoded:
-                if method == "auto":
-                    encoded[sha256, method] = store_auto(src, sha256, size, staging,
-                                                         entry.where)
-                else:
-                    encoded[sha256, method] = method, store(src, sha256, size, method,
-                                                            staging, entry.where)
-        encoding, stored_size = encoded[sha256, method]
+    for entry, sha256, size, method in wanted:
+        encoding, stored_size = results[sha256, method]
         blob = blobs.get((sha256, encoding))
         if blob is None:
             blob = blobs[sha256, encoding] = Blob(sha256=sha256, size=size, entry=entry,
@@ -144,6 +190,7 @@ def collect(entries, compress, staging):
         blob.sources.sort()
     rows.sort(key=lambda row: row[0].name.encode())
     return rows, sorted(blobs.values(), key=lambda b: b.stem)
+
 
 def check_unique(items, key, what, same=lambda a, b: a is b):
     """Refuse the (astronomically unlikely) collision of two short hashes."""
@@ -176,7 +223,7 @@ def generator(blobs):
 
 
 def generate(out, list_path=None, directory=None, compress="none", corrupt_digest=None,
-             report=None):
+             report=None, jobs=None):
     """Build the outputs in ``out``; return the rows (entry, blob) written to the table.
 
     ``corrupt_digest`` names an entry whose table digest is made wrong on
@@ -197,7 +244,7 @@ def generate(out, list_path=None, directory=None, compress="none", corrupt_diges
                   input_files=([list_path] if list_path is not None else []) +
                   [e.path for e in entries])
     with staging:
-        rows, blobs = collect(builtin, compress, staging)
+        rows, blobs = collect(builtin, compress, staging, jobs)
         # Install-only entries are not built in, but the manifest describes them.
         installed = [(e, *digest_entry(e)) for e in entries if e.install]
         texts = [(f"{stem}.S", emit.data_source(packed))

@@ -45,6 +45,8 @@ class Source:
         return FwembedError(self.entry.where, f"source {self.entry.source!r}: {message}")
 
     def __enter__(self):
+        if self.fd is not None:  # already open: a task took over the descriptor
+            return self
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
         if self.entry.nofollow:
             flags |= os.O_NOFOLLOW
