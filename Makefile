@@ -119,7 +119,9 @@ endif
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 .PHONY: help run kernel fw config tree deps gen-deps report-deps board-check initramfs kunit bench stress check \
-	test-quick firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean
+	test-quick firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean \
+	FORCE
+FORCE:
 
 help:
 	@echo 'fwembed: firmware built into Linux kernels, verified in QEMU'
@@ -190,9 +192,23 @@ board-check: deps
 tree: deps
 	$(Q)scripts/prepare-kernel $(TREE) $(CURDIR)/kernel-patch $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 
-fw: gen-deps
+fw: gen-deps $(FWOUT)/.fwembed-stamp
+
+# The firmware step runs only when an input changed: fwembed.d, which gen
+# writes, makes its stamp depend on the list (or every folder of
+# FIRMWARE_DIR) and on every source file; fw.cmd holds the command line, so
+# that a new COMPRESS= or FIRMWARE_DIR= runs it too, as does a new fwembed.
+FW_CMD = $(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
+$(OUT)/fw.cmd: FORCE
+	$(Q)mkdir -p $(OUT) && $(call update-line,$@,$(FW_CMD))
+
+$(FWOUT)/.fwembed-stamp: $(OUT)/fw.cmd $(wildcard $(CURDIR)/tools/fwembed $(CURDIR)/tools/fwembedlib/*.py) | gen-deps
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
-	$(Q)$(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
+	$(Q)$(FW_CMD)
+
+ifneq ($(filter-out help clean distclean,$(or $(MAKECMDGOALS),help)),)
+-include $(FWOUT)/fwembed.d
+endif
 
 # $(call update-line,FILE,LINE): make FILE hold LINE, rewriting it only when
 # it differs (so that make sees no change), through a temporary file beside it.

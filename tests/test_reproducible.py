@@ -19,8 +19,9 @@ from conftest import ROOT, run_command, run_fwembed, write_list
 from fwembedlib import emit
 
 # Outputs that name their own location, so they differ by design: the make
-# dependency file names its target by absolute path; the stamp is empty.
-LOCATION_BOUND = {"fwembed.d", ".fwembed-stamp"}
+# dependency file names its target by absolute path; the stamp is empty; gen's
+# record of its outputs names their inodes and timestamps.
+LOCATION_BOUND = {"fwembed.d", ".fwembed-stamp", ".fwembed-outputs"}
 GENERATED = pathlib.PurePath("drivers/base/firmware_loader/builtin/generated")
 
 

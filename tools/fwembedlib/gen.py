@@ -253,7 +253,8 @@ def generate(out, list_path=None, directory=None, compress="none", corrupt_diges
                   ("objects.mk", emit.objects_mk(blobs)),
                   ("names.txt", emit.names(rows)),
                   ("manifest.json", emit.manifest(rows, installed, generator(blobs))),
-                  ("fwembed.d", emit.depfile(staging.path / STAMP,
+                  # Named as given, not resolved: make matches targets by spelling.
+                  ("fwembed.d", emit.depfile(pathlib.Path(os.path.abspath(out)) / STAMP,
                                              [p.resolve() for p in watched]))]
         for name, text in texts:
             data = text.encode()

@@ -1,0 +1,79 @@
+"""make fw: the firmware step runs when, and only when, an input changed.
+
+gen writes fwembed.d, which make reads: the stamp depends on every folder
+walked and every source file. The command line is kept in fw.cmd, so a new
+COMPRESS= runs the step too.
+"""
+
+import os
+import shutil
+
+import pytest
+
+from conftest import ROOT, make
+
+GEN_LINE = "  GEN     build/fwtest-"
+
+
+@pytest.fixture
+def step(tmp_path, request):
+    """make fw for a FIRMWARE_DIR in a build directory of the test's own."""
+    name = f"fwtest-{request.node.name[:40]}"
+    shutil.rmtree(ROOT / "build" / name, ignore_errors=True)
+    folder = tmp_path / "fwdir"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.bin").write_bytes(b"a")
+    (folder / "sub" / "b.bin").write_bytes(b"b")
+
+    def run(*args):
+        result = make("fw", f"OUT_NAME={name}", f"FIRMWARE_DIR={folder}", *args)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return GEN_LINE in result.stdout
+
+    yield folder, run
+    shutil.rmtree(ROOT / "build" / name, ignore_errors=True)
+
+
+def test_nothing_changed_runs_nothing(step):
+    """A second make fw with the same inputs does not run gen."""
+    _, run = step
+    assert run()
+    assert not run()
+
+
+def test_changed_source_runs_the_step(step):
+    """A source written to (here in a subfolder) runs gen again."""
+    folder, run = step
+    assert run()
+    later = os.stat(folder / "sub" / "b.bin").st_mtime_ns + 10**9
+    (folder / "sub" / "b.bin").write_bytes(b"B")
+    os.utime(folder / "sub" / "b.bin", ns=(later, later))
+    assert run()
+
+
+def test_added_file_runs_the_step(step):
+    """A new file changes its folder, which fwembed.d names."""
+    folder, run = step
+    assert run()
+    (folder / "sub" / "c.bin").write_bytes(b"c")
+    later = os.stat(folder / "sub").st_mtime_ns + 10**9
+    os.utime(folder / "sub", ns=(later, later))
+    assert run()
+
+
+def test_removed_file_runs_the_step(step):
+    """A source that is gone does not stop make; the step runs without it."""
+    folder, run = step
+    assert run()
+    (folder / "a.bin").unlink()
+    later = os.stat(folder).st_mtime_ns + 10**9
+    os.utime(folder, ns=(later, later))
+    assert run()
+
+
+def test_new_compress_setting_runs_the_step(step):
+    """COMPRESS= is part of the command line that fw.cmd keeps."""
+    _, run = step
+    assert run()
+    assert run("COMPRESS=xz")
+    assert not run("COMPRESS=xz")
