@@ -4,7 +4,8 @@ commands:
   gen     turn a firmware list or a directory into assembly sources, a
           manifest and a make dependency file:
               fwembed gen (--list FILE | --dir DIR) --out OUTDIR
-                          [--compress none|xz|zstd|auto] [-j N]
+                          [--compress none|xz|zstd|auto] [-j N] [--dry-run]
+                          [--include GLOB ...] [--exclude GLOB ...]
   install copy the entries marked install=yes (every entry with --all) to
           DEST/NAME, mode 0644, each atomically:
               fwembed install (--list FILE | --dir DIR) --dest DEST [--all]
@@ -51,6 +52,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 
 from . import __version__, atomic
 from .board import load_board
@@ -111,6 +113,13 @@ def add_gen(sub):
     gen.add_argument("-q", "--quiet", action="store_true", help="do not list updated files")
     gen.add_argument("--compress", choices=METHODS, default="none",
                      help="how to store entries whose list sets no compress= (default: none)")
+    gen.add_argument("--dry-run", action="store_true",
+                     help="print each built-in name with its size, stored size, encoding "
+                          "and why; leave OUTDIR as it is")
+    gen.add_argument("--include", action="append", default=[], metavar="GLOB",
+                     help="with --dir: take only files whose name matches GLOB (repeatable)")
+    gen.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                     help="with --dir: leave out files whose name matches GLOB (repeatable)")
     gen.add_argument("-j", "--jobs", type=positive, metavar="N",
                      help="copy and compress on N threads, each with its own encoder "
                           "(default: one per CPU)")
@@ -129,12 +138,49 @@ def positive(text):
     return value
 
 
+class ProgressLine:
+    """"  GEN     N/TOTAL files" on a terminal's standard error, updated in
+    place, once the run has taken more than a second; nothing when standard
+    error is not a terminal (a build log)."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.start = self.last = time.monotonic()
+        self.shown = False
+        self.live = stream.isatty()
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        if self.live and now - self.start >= 1 and (now - self.last >= 0.2 or done == total):
+            self.stream.write(f"\r  GEN     {done}/{total} files hashed")
+            self.stream.flush()
+            self.shown, self.last = True, now
+
+    def end(self):
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def print_lines(lines):
+    print("\n".join(lines), flush=True)
+
+
 def run_gen(args):
     if args.out == "":
         raise UsageError("gen: --out: an empty path names no directory")
-    generate(args.out, list_path=args.list, directory=args.dir, compress=args.compress,
-             corrupt_digest=args.test_corrupt_digest, jobs=args.jobs,
-             report=None if args.quiet else report_update)
+    if (args.include or args.exclude) and not args.dir:
+        raise UsageError("gen: --include and --exclude select files of --dir")
+    progress = ProgressLine()
+    try:
+        generate(args.out, list_path=args.list, directory=args.dir, compress=args.compress,
+                 corrupt_digest=args.test_corrupt_digest, jobs=args.jobs,
+                 report=None if args.quiet or args.dry_run else report_update,
+                 dry_run=print_lines if args.dry_run else None, include=args.include,
+                 exclude=args.exclude, progress=progress)
+    finally:
+        progress.end()
+
 
 
 def add_install(sub):

@@ -23,5 +23,7 @@ class Entry:
     install: bool = False
     # none, xz, zstd or auto as the list asked, or None to take the default
     compress: str = None
+    # where compress= came from, for --dry-run: "its line" or "%default at line N"
+    compress_from: str = None
     # open with O_NOFOLLOW: the path was found to be a regular file, not a link
     nofollow: bool = False

@@ -135,6 +135,7 @@ def parse_line(text, list_path, lineno, defaults):
         options = parse_options(fields[1:], where)
         defaults.clear()
         defaults.update(options)
+        defaults["%line"] = lineno
         return None
     if len(fields) < 2:
         raise FwembedError(where, "expected NAME SOURCE [OPTION ...]")
@@ -147,12 +148,15 @@ def parse_line(text, list_path, lineno, defaults):
         raise FwembedError(where, "empty source path")
     own = parse_options(fields[2:], where)
     options = {**defaults, **own}
+    compress_from = "its line" if "compress" in own else \
+        f"%default at line {defaults['%line']}" if "compress" in defaults else None
     if options.get("install") == "yes" and "compress" in own:
         raise FwembedError(where, "compress= does not apply to an install=yes entry, "
                                   "which is not stored in the kernel image")
     path = pathlib.Path(list_path).parent / source
     return Entry(name=name, source=spelling(source), path=path, where=where,
                  license=options.get("license"), compress=options.get("compress"),
+                 compress_from=compress_from,
                  install=options.get("install") == "yes")
 
 

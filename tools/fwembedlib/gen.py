@@ -73,6 +73,7 @@ class Work:
         self.staging = staging
         self.locks = {}
         self.cancel = threading.Event()
+        self.auto = {}  # sha256: how auto chose, for --dry-run
 
     def lock(self, sha256):
         return self.locks.setdefault(sha256, threading.Lock())
@@ -104,12 +105,16 @@ def store_auto(work, src, sha256, size, where):
             not staging.has(f"{stem(sha256, choice)}.bin") and \
             not staging.reuse(f"{stem(sha256, choice)}.bin", made_from(sha256, choice, where)):
         choice = None
-    if choice is None:
+    if choice is not None:
+        work.auto[sha256] = "as the last run chose for this content and encoders"
+    else:
         trials = {e: staging.file(f".auto-{sha256[:16]}-{e}.tmp") for e in ("xz", "zstd")}
         sizes = {e: compress_to(e, src.checked_chunks(sha256), size, trials[e], where,
                                 work.cancel) for e in trials}
         best = min(sizes, key=lambda e: (sizes[e], e))
         choice = best if auto_keeps(size, sizes[best]) else "none"
+        work.auto[sha256] = f"xz {sizes['xz']} B, zstd {sizes['zstd']} B: " + \
+            ("the smaller" if choice != "none" else "neither saves 1/8")
         for encoding, trial in trials.items():
             name = f"{stem(sha256, encoding)}.bin"
             if encoding == choice and not staging.has(name):
@@ -129,7 +134,7 @@ def encode_task(work, src, sha256, size, method, where):
         return method, store(work, src, sha256, size, method, where)
 
 
-def collect(entries, compress, staging, jobs=None):
+def collect(entries, compress, staging, jobs=None, progress=None):
     """Hash and store every entry; return (rows sorted by name, blobs sorted by stem).
 
     ``compress`` is the method for entries whose list set none. Sources are
@@ -137,6 +142,7 @@ def collect(entries, compress, staging, jobs=None):
     ``jobs`` threads (default: one per CPU), each driving its own encoder
     process, with at most 2 * jobs sources open and waiting. Errors are
     raised in list order, so a run reports the same error every time.
+    ``progress(done, total)`` is called after each entry is hashed.
     """
     jobs = jobs or os.cpu_count() or 1
     work = Work(staging)
@@ -163,6 +169,8 @@ def collect(entries, compress, staging, jobs=None):
                     if src is not None:
                         src.__exit__(None, None, None)
                 wanted.append((entry, sha256, size, method))
+                if progress is not None:
+                    progress(len(wanted), len(entries))
                 while len(pending) >= 2 * jobs:
                     pending.popleft().result()
             results = {key: future.result() for key, future in encoded.items()}
@@ -189,7 +197,28 @@ def collect(entries, compress, staging, jobs=None):
     for blob in blobs.values():
         blob.sources.sort()
     rows.sort(key=lambda row: row[0].name.encode())
-    return rows, sorted(blobs.values(), key=lambda b: b.stem)
+    return rows, sorted(blobs.values(), key=lambda b: b.stem), work.auto
+
+
+def why(entry, compress, auto):
+    """Why an entry is stored as it is, in words, for --dry-run."""
+    method = entry.compress or compress
+    asked = f"compress={method} ({entry.compress_from})" if entry.compress else \
+        f"--compress {method}" if compress != "none" else "no compress= and no --compress"
+    if method == "auto":
+        return f"{asked}: {auto}"
+    return asked
+
+
+def dry_run_lines(rows, compress, auto):
+    """The table --dry-run prints: one line per built-in name."""
+    table = [("NAME", "SIZE", "STORED", "ENCODING", "WHY")]
+    table += [(entry.name, str(blob.size), str(blob.stored_size), blob.compression,
+               why(entry, compress, auto.get(blob.sha256, "")))
+              for entry, blob in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    return [f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
+            f"{r[3]:<{widths[3]}}  {r[4]}".rstrip() for r in table]
 
 
 def check_unique(items, key, what, same=lambda a, b: a is b):
@@ -202,14 +231,14 @@ def check_unique(items, key, what, same=lambda a, b: a is b):
             raise FwembedError(where, f"two {what} share the prefix {key(item)}")
 
 
-def read_inputs(list_path=None, directory=None):
+def read_inputs(list_path=None, directory=None, include=(), exclude=()):
     """Return the entries and the paths that make should watch."""
     if list_path is not None:
         entries = read_list(list_path)
         watched = [pathlib.Path(list_path)]
     else:
         watched = []
-        entries = scan_dir(directory, walked=watched)
+        entries = scan_dir(directory, walked=watched, include=include, exclude=exclude)
     watched += sorted({e.path for e in entries})
     return entries, watched
 
@@ -223,15 +252,18 @@ def generator(blobs):
 
 
 def generate(out, list_path=None, directory=None, compress="none", corrupt_digest=None,
-             report=None, jobs=None):
+             report=None, jobs=None, dry_run=None, include=(), exclude=(), progress=None):
     """Build the outputs in ``out``; return the rows (entry, blob) written to the table.
 
     ``corrupt_digest`` names an entry whose table digest is made wrong on
     purpose, for the test of the kernel's digest check; manifest.json keeps
     the true digest. ``report(path, tag)`` is told of each file written
-    (tag UPD) or removed (RM).
+    (tag UPD) or removed (RM). ``dry_run(lines)``, if given, gets the
+    --dry-run table instead of the outputs being put in place: the run does
+    all its work in the staging folder, then removes it.
+    ``include``/``exclude`` select files in directory mode (scan.py).
     """
-    entries, watched = read_inputs(list_path, directory)
+    entries, watched = read_inputs(list_path, directory, include, exclude)
     builtin = [e for e in entries if not e.install]
     if compress != "none" and builtin and all(e.compress for e in builtin):
         warn(list_path, f"--compress {compress} (make's COMPRESS={compress}) changes no entry: "
@@ -244,7 +276,11 @@ def generate(out, list_path=None, directory=None, compress="none", corrupt_diges
                   input_files=([list_path] if list_path is not None else []) +
                   [e.path for e in entries])
     with staging:
-        rows, blobs = collect(builtin, compress, staging, jobs)
+        rows, blobs, auto = collect(builtin, compress, staging, jobs, progress)
+        if dry_run is not None:
+            staging.abort()
+            dry_run(dry_run_lines(rows, compress, auto))
+            return rows
         # Install-only entries are not built in, but the manifest describes them.
         installed = [(e, *digest_entry(e)) for e in entries if e.install]
         texts = [(f"{stem}.S", emit.data_source(packed))

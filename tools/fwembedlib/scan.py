@@ -1,11 +1,18 @@
 """Directory mode: every regular file below a directory, named by its path.
 
+--include and --exclude select files by their name (the path below the
+directory) with shell globs, as fnmatch matches them: "*" also matches "/".
+A file is taken if it matches some --include (or there is none) and no
+--exclude; a file that is not taken is not checked or read. A symlink to a
+folder is refused whatever the globs say.
+
 A symlink to a regular file inside the directory becomes an alias: its name
 is the link's path and its data is the target's, stored once. A symlink that
 leaves the directory, a dangling or looping symlink, a symlink to a directory
 and any file that is not regular (fifo, socket, device) are errors.
 """
 
+import fnmatch
 import os
 import pathlib
 
@@ -30,7 +37,14 @@ def resolve_link(root, link, where):
     return rel.as_posix()
 
 
-def scan_dir(directory, walked=None):
+def selected(name, include=(), exclude=()):
+    """True if ``name`` matches an include glob (or there is none) and no exclude glob."""
+    if include and not any(fnmatch.fnmatchcase(name, glob) for glob in include):
+        return False
+    return not any(fnmatch.fnmatchcase(name, glob) for glob in exclude)
+
+
+def scan_dir(directory, walked=None, include=(), exclude=()):
     """Return the entries for every file below ``directory``, sorted by name.
 
     Every directory read is appended to ``walked``, if given, for the make
@@ -59,6 +73,8 @@ def scan_dir(directory, walked=None):
         for filename in sorted(filenames):
             full = pathlib.Path(dirpath, filename)
             name = full.relative_to(directory).as_posix()
+            if not selected(name, include, exclude):
+                continue
             problem = name_problem(name)
             if problem:
                 raise FwembedError(full, problem)
@@ -74,5 +90,8 @@ def scan_dir(directory, walked=None):
         err = errors[0]
         raise FwembedError(err.filename or directory, f"cannot read directory: {err.strerror}")
     if not entries:
+        if include or exclude:
+            raise FwembedError(directory, "no file of the firmware directory is selected by "
+                                          "--include/--exclude")
         raise FwembedError(directory, "firmware directory holds no files")
     return entries
