@@ -139,7 +139,8 @@ def positive(text):
 
 
 class ProgressLine:
-    """"  GEN     N/TOTAL files" on a terminal's standard error, updated in
+    """"  GEN     N/TOTAL files hashed, K being copied or compressed" on a
+    terminal's standard error, updated in
     place, once the run has taken more than a second; nothing when standard
     error is not a terminal (a build log)."""
 
@@ -149,10 +150,11 @@ class ProgressLine:
         self.shown = False
         self.live = stream.isatty()
 
-    def __call__(self, done, total):
+    def __call__(self, done, total, storing=0):
         now = time.monotonic()
-        if self.live and now - self.start >= 1 and (now - self.last >= 0.2 or done == total):
-            self.stream.write(f"\r  GEN     {done}/{total} files hashed")
+        if self.live and now - self.start >= 1 and now - self.last >= 0.2:
+            self.stream.write(f"\r  GEN     {done}/{total} files hashed, {storing} "
+                              "being copied or compressed\033[K")
             self.stream.flush()
             self.shown, self.last = True, now
 

@@ -29,6 +29,7 @@ compressed entry costs a decoder run and a vmalloc() copy on every request,
 while a raw one is handed out in place.
 """
 
+import re
 import shlex
 import subprocess
 
@@ -131,3 +132,43 @@ def compress_to(encoding, chunks, size, dest, where, cancel=None):
         raise FwembedError(where, f"{shlex.join(cmd)} failed: "
                                   f"{errors.decode(errors='replace').strip()}")
     return dest.stat().st_size
+
+
+ZSTD_WINDOW_MAX = 1 << 27
+
+
+def kernel_rejects(encoding, fd, where):
+    """Why Linux 6.1's decoder (as the built-in loader calls it) would refuse
+    the .xz or .zst file open at descriptor ``fd``, or None if it takes it.
+
+    lib/xz in single-call mode: exactly one stream, no padding after it,
+    a CRC32 check or none, and every block LZMA2 alone (no BCJ or delta
+    filter). lib/zstd: one frame whose window is at most 128 MiB.
+    """
+    path = f"/dev/fd/{fd}"
+    if encoding == "xz":
+        result = run_tool(["xz", "--robot", "--list", "-vv", path], where, pass_fds=(fd,))
+        if result.returncode != 0:
+            return "xz --list cannot read it"
+        lines = [line.split("\t") for line in result.stdout.decode().splitlines()]
+        summary = next(line for line in lines if line[0] == "file")
+        if summary[1] != "1" or summary[7] != "0":
+            return "it holds more than one stream, or padding, which single-call lib/xz refuses"
+        if summary[6] not in ("None", "CRC32"):
+            return f"its check is {summary[6]}; lib/xz checks CRC32 or none"
+        for line in lines:
+            if line[0] == "block" and (" " in line[-1] or not line[-1].startswith("--lzma2")):
+                return f"a block uses the filters {line[-1]}; lib/xz is built with LZMA2 alone"
+        return None
+    # -f: the path is a symlink into /proc, which zstd otherwise skips
+    result = run_tool(["zstd", "-lv", "-f", path], where, pass_fds=(fd,))
+    text = result.stdout.decode(errors="replace")
+    frames = re.search(r"# Zstandard Frames: (\d+)", text)
+    window = re.search(r"Window Size: .*\((\d+) B\)", text)
+    if result.returncode != 0 or not frames or not window:
+        return "zstd -l cannot read it"
+    if frames.group(1) != "1":
+        return f"it holds {frames.group(1)} frames; the built-in loader decodes one"
+    if int(window.group(1)) > ZSTD_WINDOW_MAX:
+        return f"its window is {window.group(1)} bytes; lib/zstd takes at most 128 MiB"
+    return None

@@ -109,7 +109,7 @@ def table_source(rows, corrupt_digest=None):
     """
     lines = [HEADER, "#include <linux/builtin_fw.h>\n\n"]
     for entry, blob in rows:
-        digest = digest_symbol(entry.source, blob.compression)
+        digest = digest_symbol(entry.key, blob.compression)
         if entry.name == corrupt_digest:
             digest = CORRUPT_DIGEST_SYMBOL
             bad = bytearray.fromhex(blob.sha256)
@@ -119,7 +119,7 @@ def table_source(rows, corrupt_digest=None):
                       f"{CORRUPT_DIGEST_SYMBOL}:\n", digest_bytes(bytes(bad)),
                       "\t.popsection\n"]
         lines.append(f"\tbuiltin_fw_entry \"{entry.name}\", "
-                     f"{data_symbol(entry.source, blob.compression)}, "
+                     f"{data_symbol(entry.key, blob.compression)}, "
                      f"{blob.size}, {blob.stored_size}, "
                      f"{COMPRESSION_MACRO[blob.compression]}, {digest}\n")
     return "".join(lines)

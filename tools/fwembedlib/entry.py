@@ -27,3 +27,12 @@ class Entry:
     compress_from: str = None
     # open with O_NOFOLLOW: the path was found to be a regular file, not a link
     nofollow: bool = False
+    # "xz" or "zstd" if the source is a .xz or .zst file whose decoded bytes
+    # are the entry's data (the name is the file's without the suffix)
+    encoded: str = None
+
+    @property
+    def key(self):
+        """What names the entry's data symbols: the source path, and whether
+        the file is decoded (one list may embed a .xz file both ways)."""
+        return f"{self.source}\0decoded" if self.encoded else self.source

@@ -31,6 +31,12 @@ has no default below it. Entries that neither set compress= nor have a
 none.
 
 The same SOURCE may be listed under several names; its data is stored once.
+
+A SOURCE ending in .xz or .zst whose NAME does not end the same way is a
+compressed file: the entry's data is the decoded file, as the kernel's own
+loader gives "a.bin" from "a.bin.xz". It is stored as it is when Linux
+6.1's decoder takes it, else decoded and encoded again (compress= on its
+line chooses another encoding; --compress does not apply to it).
 """
 
 import pathlib
@@ -41,7 +47,7 @@ from .entry import Entry
 from .compress import METHODS
 from .errors import FwembedError
 from .names import name_problem
-from .source import kind_of
+from .source import SUFFIX_OF, encoding_of, kind_of
 
 OPTION_RE = re.compile(r"([A-Za-z0-9_-]+)=(.*)\Z", re.S)
 LICENSE_RE = re.compile(r"[A-Za-z0-9.+:() -]+\Z")
@@ -154,7 +160,12 @@ def parse_line(text, list_path, lineno, defaults):
         raise FwembedError(where, "compress= does not apply to an install=yes entry, "
                                   "which is not stored in the kernel image")
     path = pathlib.Path(list_path).parent / source
-    return Entry(name=name, source=spelling(source), path=path, where=where,
+    # "a.bin  a.bin.xz": the entry's data is the decoded file, as the kernel's
+    # loader gives a.bin from a.bin.xz; "a.bin.xz  a.bin.xz" is the file itself.
+    encoded = encoding_of(source)
+    if encoded and name.endswith(SUFFIX_OF[encoded]):
+        encoded = None
+    return Entry(name=name, source=spelling(source), path=path, where=where, encoded=encoded,
                  license=options.get("license"), compress=options.get("compress"),
                  compress_from=compress_from,
                  install=options.get("install") == "yes")

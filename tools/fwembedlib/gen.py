@@ -24,11 +24,11 @@ import threading
 
 from . import emit
 from . import __version__
-from .compress import auto_keeps, compress_to, encoder_id, encoder_version
+from .compress import auto_keeps, compress_to, encoder_id, encoder_version, kernel_rejects
 from .errors import FwembedError, warn
 from .fwlist import read_list
 from .scan import scan_dir
-from .source import Source, digest_entry
+from .source import SUFFIX_OF, Source, digest_entry
 from .staging import Staging
 
 # Written by every successful run; the target of the make dependency file,
@@ -74,6 +74,7 @@ class Work:
         self.locks = {}
         self.cancel = threading.Event()
         self.auto = {}  # sha256: how auto chose, for --dry-run
+        self.given = {}  # (sha256, encoding): how a .xz/.zst file was stored, for --dry-run
 
     def lock(self, sha256):
         return self.locks.setdefault(sha256, threading.Lock())
@@ -84,6 +85,16 @@ def store(work, src, sha256, size, encoding, where):
     directory, reusing the last run's if it is known to match; return its size."""
     staging = work.staging
     name = f"{stem(sha256, encoding)}.bin"
+    if src.entry.encoded == encoding and not staging.has(name):
+        rejected = kernel_rejects(encoding, src.fd, where)
+        work.given[sha256, encoding] = f"re-encoded: {rejected}" if rejected else \
+            "stored as given: the kernel's decoder takes the file"
+        if not rejected:
+            origin = f"sha256:{sha256} {encoding}: as given, file sha256:{src.file_sha256}"
+            if not staging.reuse(name, origin):
+                src.copy_file_to(staging.file(name))
+                staging.added(name, origin)
+            return os.path.getsize(staging.file(name))
     origin = made_from(sha256, encoding, where)
     if not staging.has(name) and not staging.reuse(name, origin):
         if encoding == "none":
@@ -142,7 +153,8 @@ def collect(entries, compress, staging, jobs=None, progress=None):
     ``jobs`` threads (default: one per CPU), each driving its own encoder
     process, with at most 2 * jobs sources open and waiting. Errors are
     raised in list order, so a run reports the same error every time.
-    ``progress(done, total)`` is called after each entry is hashed.
+    ``progress(hashed, total, storing)`` is called after each entry is
+    hashed, and while the last copies and encoders run.
     """
     jobs = jobs or os.cpu_count() or 1
     work = Work(staging)
@@ -153,12 +165,15 @@ def collect(entries, compress, staging, jobs=None, progress=None):
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         try:
             for entry in entries:
-                method = entry.compress or compress
+                # A .xz or .zst file stays in its encoding unless its line says otherwise.
+                method = entry.compress or entry.encoded or compress
                 src = Source(entry).__enter__()
                 try:
-                    if src.identity not in by_file:
-                        by_file[src.identity] = src.digest()
-                    sha256, size = by_file[src.identity]
+                    # One file read as itself and decoded gives two contents.
+                    known = (src.identity, entry.encoded)
+                    if known not in by_file:
+                        by_file[known] = (*src.digest(), src.file_sha256)
+                    sha256, size, src.file_sha256 = by_file[known]
                     if (sha256, method) not in encoded:
                         work.lock(sha256)
                         encoded[sha256, method] = pool.submit(encode_task, work, src, sha256,
@@ -170,10 +185,18 @@ def collect(entries, compress, staging, jobs=None, progress=None):
                         src.__exit__(None, None, None)
                 wanted.append((entry, sha256, size, method))
                 if progress is not None:
-                    progress(len(wanted), len(entries))
+                    progress(len(wanted), len(entries), len(pending))
                 while len(pending) >= 2 * jobs:
                     pending.popleft().result()
-            results = {key: future.result() for key, future in encoded.items()}
+            results = {}
+            for key, future in encoded.items():
+                while key not in results:
+                    try:
+                        results[key] = future.result(timeout=0.25)
+                    except concurrent.futures.TimeoutError:
+                        if progress is not None:
+                            progress(len(wanted), len(entries),
+                                     sum(not f.done() for f in encoded.values()))
         except BaseException:
             work.cancel.set()
             raise
@@ -187,34 +210,37 @@ def collect(entries, compress, staging, jobs=None, progress=None):
             blob = blobs[sha256, encoding] = Blob(sha256=sha256, size=size, entry=entry,
                                                   sources=[], compression=encoding,
                                                   stored_size=stored_size)
-        if (entry.source, encoding) not in spelled:  # a set: no quadratic list search
-            spelled.add((entry.source, encoding))
-            blob.sources.append(entry.source)
+        if (entry.key, encoding) not in spelled:  # a set: no quadratic list search
+            spelled.add((entry.key, encoding))
+            blob.sources.append(entry.key)
         rows.append((entry, blob))
     check_unique(blobs.values(), lambda b: b.stem, "content digests")
-    check_unique([e for e, _ in rows], lambda e: emit.key_hash(e.source), "source paths",
-                 same=lambda a, b: a.source == b.source)
+    check_unique([e for e, _ in rows], lambda e: emit.key_hash(e.key), "source paths",
+                 same=lambda a, b: a.key == b.key)
     for blob in blobs.values():
         blob.sources.sort()
     rows.sort(key=lambda row: row[0].name.encode())
-    return rows, sorted(blobs.values(), key=lambda b: b.stem), work.auto
+    return rows, sorted(blobs.values(), key=lambda b: b.stem), work
 
 
-def why(entry, compress, auto):
+def why(entry, blob, compress, work):
     """Why an entry is stored as it is, in words, for --dry-run."""
-    method = entry.compress or compress
+    method = entry.compress or entry.encoded or compress
+    auto = work.auto.get(blob.sha256) if method == "auto" else \
+        work.given.get((blob.sha256, blob.compression))
     asked = f"compress={method} ({entry.compress_from})" if entry.compress else \
+        f"a {SUFFIX_OF[entry.encoded]} file" if entry.encoded else \
         f"--compress {method}" if compress != "none" else "no compress= and no --compress"
-    if method == "auto":
+    if method == "auto" or (entry.encoded == method and auto):
         return f"{asked}: {auto}"
     return asked
 
 
-def dry_run_lines(rows, compress, auto):
+def dry_run_lines(rows, compress, work):
     """The table --dry-run prints: one line per built-in name."""
     table = [("NAME", "SIZE", "STORED", "ENCODING", "WHY")]
     table += [(entry.name, str(blob.size), str(blob.stored_size), blob.compression,
-               why(entry, compress, auto.get(blob.sha256, "")))
+               why(entry, blob, compress, work))
               for entry, blob in rows]
     widths = [max(len(row[i]) for row in table) for i in range(4)]
     return [f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
@@ -276,10 +302,10 @@ def generate(out, list_path=None, directory=None, compress="none", corrupt_diges
                   input_files=([list_path] if list_path is not None else []) +
                   [e.path for e in entries])
     with staging:
-        rows, blobs, auto = collect(builtin, compress, staging, jobs, progress)
+        rows, blobs, work = collect(builtin, compress, staging, jobs, progress)
         if dry_run is not None:
             staging.abort()
-            dry_run(dry_run_lines(rows, compress, auto))
+            dry_run(dry_run_lines(rows, compress, work))
             return rows
         # Install-only entries are not built in, but the manifest describes them.
         installed = [(e, *digest_entry(e)) for e in entries if e.install]

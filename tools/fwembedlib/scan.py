@@ -6,6 +6,11 @@ A file is taken if it matches some --include (or there is none) and no
 --exclude; a file that is not taken is not checked or read. A symlink to a
 folder is refused whatever the globs say.
 
+A file whose name ends in .xz or .zst is compressed firmware, as Fedora,
+Arch and Gentoo install it: it is embedded under its name without the
+suffix, which is the name drivers request (fwlist.py says how it is stored).
+Two files that give one name ("a.bin" and "a.bin.xz") are an error.
+
 A symlink to a regular file inside the directory becomes an alias: its name
 is the link's path and its data is the target's, stored once. A symlink that
 leaves the directory, a dangling or looping symlink, a symlink to a directory
@@ -19,7 +24,7 @@ import pathlib
 from .entry import Entry
 from .errors import FwembedError
 from .names import name_problem
-from .source import kind_of
+from .source import SUFFIX_OF, encoding_of, kind_of
 
 
 def resolve_link(root, link, where):
@@ -56,6 +61,7 @@ def scan_dir(directory, walked=None, include=(), exclude=()):
         raise FwembedError(directory, f"firmware directory: {what}")
     root = pathlib.Path(os.path.realpath(directory))
     entries = []
+    names = {}
     errors = []
 
     def walk_error(err):
@@ -84,8 +90,17 @@ def scan_dir(directory, walked=None, include=(), exclude=()):
                 source = name
             else:
                 raise FwembedError(full, f"not a regular file ({kind_of(full.lstat().st_mode)})")
+            encoded = encoding_of(name)
+            if encoded:
+                name = name[:-len(SUFFIX_OF[encoded])]
+                problem = name_problem(name)
+                if problem:
+                    raise FwembedError(full, problem)
+            if name in names:
+                raise FwembedError(full, f"gives the name {name!r}, as {names[name]} does")
+            names[name] = full
             entries.append(Entry(name=name, source=source, path=root / source,
-                                 where=str(full), nofollow=True))
+                                 where=str(full), nofollow=True, encoded=encoded))
     if errors:
         err = errors[0]
         raise FwembedError(err.filename or directory, f"cannot read directory: {err.strerror}")

@@ -8,14 +8,31 @@ embeds of it (its digest, its copy, its compressed form) is read from that
 one descriptor, and it is identified by (device, inode), not by how its
 path is spelled: ``b.bin`` and ``link/../b.bin`` are one file only if they
 are the same inode.
+
+A source that is a .xz or .zst file (Entry.encoded) holds the entry's data
+encoded: its data is what ``xz -d`` or ``zstd -d`` makes of the file, with
+the decoder reading the same descriptor. Its digest is that of the decoded
+data, as drivers receive it; file_sha256 is that of the file itself.
 """
 
 import errno
 import hashlib
 import os
 import stat
+import subprocess
 
 from .errors import FwembedError
+
+SUFFIXES = {".xz": "xz", ".zst": "zstd"}
+SUFFIX_OF = {encoding: suffix for suffix, encoding in SUFFIXES.items()}
+
+
+def encoding_of(path):
+    """"xz" or "zstd" if ``path`` ends in .xz or .zst, else None."""
+    for suffix, encoding in SUFFIXES.items():
+        if str(path).endswith(suffix):
+            return encoding
+    return None
 
 CHUNK = 1 << 20
 
@@ -40,6 +57,7 @@ class Source:
         self.fd = None
         self.size = None
         self.identity = None
+        self.file_sha256 = None
 
     def fail(self, message):
         return FwembedError(self.entry.where, f"source {self.entry.source!r}: {message}")
@@ -87,32 +105,80 @@ class Source:
             offset += len(chunk)
             yield chunk
 
-    def digest(self):
-        """(sha256 hex, size) of the bytes read now."""
-        sha = hashlib.sha256()
-        size = 0
-        for chunk in self.chunks():
-            sha.update(chunk)
-            size += len(chunk)
-        return sha.hexdigest(), size
+    def decoded_chunks(self):
+        """The entry's data decoded from the file, by the decoder reading the descriptor."""
+        encoding = self.entry.encoded
+        cmd = [encoding, "-d", "-c", "-q"]
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        try:
+            proc = subprocess.Popen(cmd, stdin=self.fd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+        except OSError as err:
+            raise self.fail(f"cannot run {encoding} to decode it ({err.strerror})") from None
+        read_all = False
+        try:
+            while chunk := proc.stdout.read(CHUNK):
+                yield chunk
+            read_all = True
+        finally:
+            proc.stdout.close()
+            if not read_all:  # the reader stopped early: stop the decoder
+                proc.kill()
+            errors = proc.stderr.read().decode(errors="replace").strip()
+            proc.stderr.close()
+            status = proc.wait()
+        if status != 0:
+            raise self.fail(f"not a valid {SUFFIX_OF[encoding]} file: {errors}")
 
-    def checked_chunks(self, sha256):
-        """The bytes again, failing at the end if they no longer have ``sha256``."""
+    def data_chunks(self):
+        """The entry's data: the file's bytes, or decoded from them."""
+        return self.decoded_chunks() if self.entry.encoded else self.chunks()
+
+    def digest(self):
+        """(sha256 hex, size) of the entry's data read now (and, for an
+        encoded file, file_sha256 of the file itself)."""
+        if self.entry.encoded:
+            self.file_sha256 = sha256_of(self.chunks())[0]
+        return sha256_of(self.data_chunks())
+
+    def checked(self, chunks, sha256):
+        """``chunks`` again, failing at the end if they no longer have ``sha256``."""
         sha = hashlib.sha256()
-        for chunk in self.chunks():
+        for chunk in chunks:
             sha.update(chunk)
             yield chunk
         if sha.hexdigest() != sha256:
             raise self.fail("changed while it was read")
 
+    def checked_chunks(self, sha256):
+        """The entry's data again, failing at the end if it no longer has ``sha256``."""
+        return self.checked(self.data_chunks(), sha256)
+
     def copy_to(self, dest, sha256):
-        """Write the file's bytes to ``dest``; they must have ``sha256``."""
+        """Write the entry's data to ``dest``; it must have ``sha256``."""
+        self.write(dest, self.checked_chunks(sha256))
+
+    def copy_file_to(self, dest):
+        """Write the file's own bytes (an encoded file as it is) to ``dest``."""
+        self.write(dest, self.checked(self.chunks(), self.file_sha256))
+
+    @staticmethod
+    def write(dest, chunks):
         try:
             with open(dest, "wb") as out:
-                for chunk in self.checked_chunks(sha256):
+                for chunk in chunks:
                     out.write(chunk)
         except OSError as err:
             raise FwembedError(dest, f"cannot write: {err.strerror}") from None
+
+
+def sha256_of(chunks):
+    sha = hashlib.sha256()
+    size = 0
+    for chunk in chunks:
+        sha.update(chunk)
+        size += len(chunk)
+    return sha.hexdigest(), size
 
 
 def digest_entry(entry):
