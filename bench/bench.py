@@ -10,6 +10,8 @@ build    bench/build.py    build time and peak memory against 6.1's routes
 memory   bench/memory.py   table overhead per entry; what dedup saves
 boot     bench/boot.py     boot to all firmware delivered, built in against the
                            initramfs; incremental builds
+scale    bench/scale.py    20,000 files on the x86_64 board: generation,
+                           assembly, link, boot with every entry verified
 
 Then the figures of all parts are gathered into one table, printed last,
 and written to bench/results/bench.json, with their ratios drawn in
@@ -29,7 +31,7 @@ import benchlib  # noqa: E402  pylint: disable=wrong-import-position
 import chart  # noqa: E402  pylint: disable=wrong-import-position
 import summary  # noqa: E402  pylint: disable=wrong-import-position
 
-PARTS = ("lookup", "size", "build", "memory", "boot")
+PARTS = ("lookup", "size", "build", "memory", "boot", "scale")
 
 
 def machine():

@@ -16,7 +16,9 @@ fwembed  'fwembed gen --dir <set>', then the same Kbuild step with
 The Kbuild step is 'make drivers/base/firmware_loader/builtin/' after its
 directory in the build tree has been removed, so it also compiles the
 loader's C files (the same ones on both routes, from ccache when present).
-Then one 16 MiB file goes through 'xxd -i' and gcc -O2, against fwembed gen
+Then the set goes through the Makefile's firmware step with COMPRESS=xz
+(make fw OUT_NAME=bench-build-xz), twice: the first run compresses every
+file, the second has nothing to do and must not run gen. Then one 16 MiB file goes through 'xxd -i' and gcc -O2, against fwembed gen
 and the assembly of its output. Each figure is one run: wall time, CPU time
 (user + system of the command and all it waited for) and the peak resident
 set of its largest process. It prints one table and writes
@@ -24,6 +26,7 @@ bench/results/build.json.
 """
 
 import pathlib
+import shlex
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -32,6 +35,7 @@ import benchlib  # noqa: E402  pylint: disable=wrong-import-position
 from benchlib import BUILD, CROSS, ROOT, TREE, BenchError  # noqa: E402
 
 HERE = BUILD / "bench-build"
+XZ_OUT_NAME = "bench-build-xz"
 SET = HERE / "set"
 ONE = HERE / "one"
 COUNT = 1000
@@ -110,6 +114,20 @@ def one_file():
     return {"xxd": xxd, "gcc": gcc, "gen": gen, "as": as_}
 
 
+def route_xz():
+    """COMPRESS=xz through the Makefile's firmware step (make fw), in a build
+    directory of its own. The first run compresses every file; its peak is
+    that of gen or of one xz process, whichever is larger. The second, with
+    nothing changed, must not run gen at all (make reads gen's depfile)."""
+    benchlib.run(["rm", "-rf", BUILD / XZ_OUT_NAME], "clean")
+    cmd = shlex.split(benchlib.MAKE) + ["-C", ROOT, "fw", f"OUT_NAME={XZ_OUT_NAME}",
+                                        f"FIRMWARE_DIR={SET}", "COMPRESS=xz"]
+    first, _ = benchlib.measured(cmd, "make fw COMPRESS=xz")
+    again, text = benchlib.measured(cmd, "make fw COMPRESS=xz (no-op)")
+    again["ran_gen"] = "  GEN " in text
+    return {"first": first, "no_op": again}
+
+
 def total(*parts):
     """Steps run one after the other: times add up, the peak is the largest."""
     return {"wall_s": round(sum(p["wall_s"] for p in parts), 3),
@@ -129,11 +147,12 @@ def measure():
     new = route_fwembed()
     old["total"] = total(old["kbuild"])
     new["total"] = total(new["gen"], new["kbuild"])
+    xz = route_xz()
     single = one_file()
     single["xxd_gcc"] = total(single["xxd"], single["gcc"])
     single["fwembed"] = total(single["gen"], single["as"])
     return {"files": COUNT, "bytes": TOTAL, "largest": max(sizes), "jobs": benchlib.cpu_jobs(),
-            "linux_6_1": old, "fwembed": new, "one_file": {"bytes": ONE_SIZE, **single}}
+            "linux_6_1": old, "fwembed": new, "xz": xz, "one_file": {"bytes": ONE_SIZE, **single}}
 
 
 def ratio(a, b):
@@ -149,6 +168,9 @@ def table(r):
             row("fwembed gen", new["gen"]),
             row("fwembed: Kbuild", new["kbuild"]),
             row("fwembed: gen + Kbuild", new["total"]),
+            row("make fw COMPRESS=xz", r["xz"]["first"]),
+            row("make fw COMPRESS=xz, no-op" +
+                (" (ran gen!)" if r["xz"]["no_op"]["ran_gen"] else ""), r["xz"]["no_op"]),
             row("16 MiB: xxd -i", one["xxd"]),
             row("16 MiB: gcc -O2 -c", one["gcc"]),
             row("16 MiB: fwembed gen", one["gen"]),
@@ -157,7 +179,7 @@ def table(r):
 
 
 def main():
-    benchlib.parse_args(__doc__)
+    benchlib.MAKE = benchlib.parse_args(__doc__).make
     results = measure()
     print(table(results))
     benchlib.write_json("build", results)

@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
 import boot  # noqa: E402  pylint: disable=wrong-import-position
+import scale  # noqa: E402  pylint: disable=wrong-import-position
 import chart  # noqa: E402  pylint: disable=wrong-import-position
 import summary  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -104,6 +105,18 @@ def test_incremental_counts():
            "  AS      arch/arm/kernel/entry.o\n  LD      vmlinux\n")
     assert boot.incremental_counts(out) == {"assembled": 1, "relinked": True}
     assert boot.incremental_counts("") == {"assembled": 0, "relinked": False}
+
+
+def test_scale_reads_the_harness_summary_line():
+    """The scale part takes entries, boot time and verdicts from the harness's
+    last line, whether or not some entries are installed."""
+    for line in ("x86_64: 20000 firmware entries, boot took 14.9 s; 20006 checks passed, "
+                 "0 failed; console log: build/bench-scale/console.log",
+                 "x86_64: 20000 firmware entries and 1 installed, boot took 9.0 s; "
+                 "20007 checks passed, 2 failed; console log: c.log"):
+        found = scale.SUMMARY_RE.search("  PASS  ...\n" + line + "\n")
+        assert found and found.group(1) == "20000"
+    assert scale.SUMMARY_RE.search(line).groups() == ("20000", "9.0", "20007", "2")
 
 
 LOOKUP = {"results": {"4": {"linear": {"hit_ns": 300, "miss_ns": 400},

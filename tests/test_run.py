@@ -145,6 +145,9 @@ def test_corrupt_digest_is_rejected_in_qemu():
     assert_ok(make("kernel"))
 
 
+COMPRESSIBLE = b"fwembed: a .xz or .zst file in FIRMWARE_DIR\n" * 100
+
+
 @pytest.fixture
 def fwdir(tmp_path):
     folder = tmp_path / "fw"
@@ -153,6 +156,12 @@ def fwdir(tmp_path):
     (folder / "sub" / "b.bin").write_bytes(b"B" * 200)
     (folder / "sub" / "c,d e.bin").write_bytes(b"C" * 300)
     os.symlink("../a.bin", folder / "sub" / "alias.bin")
+    # Compressed files as Fedora installs them, stored as they are: the
+    # kernel's own lib/xz and lib/zstd decode them at the request.
+    for name, cmd in (("sub/d.bin.xz", ["xz", "--check=crc32", "-c"]),
+                      ("e.fw.zst", ["zstd", "-q", "-19", "-c"])):
+        (folder / name).write_bytes(subprocess.run(cmd, input=COMPRESSIBLE, capture_output=True,
+                                                   check=True).stdout)
     return folder
 
 
@@ -176,11 +185,15 @@ def test_one_changed_file_reassembles_one_object(fwdir):
 
 
 def test_firmware_dir_with_symlink_alias_boots(fwdir):
-    """FIRMWARE_DIR embeds every file, the symlink as an alias, and all pass."""
+    """FIRMWARE_DIR embeds every file, the symlink as an alias, .xz and .zst
+    files decoded under their name without the suffix, and all pass."""
     result = make("run", f"FIRMWARE_DIR={fwdir}")
     assert_ok(result)
-    assert "versatile: 4 firmware entries" in result.stdout
+    assert "versatile: 6 firmware entries" in result.stdout
     assert "  PASS        100 B  " in result.stdout and "sub/alias.bin" in result.stdout
+    for name in ("sub/d.bin", "e.fw"):
+        assert re.search(rf"^  PASS +{len(COMPRESSIBLE)} B  [0-9a-f]{{12}}  {re.escape(name)}$",
+                         result.stdout, re.M), name
 
 
 def test_firmware_linux_free_boots():
