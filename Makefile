@@ -53,8 +53,13 @@ SOURCE_DATE_EPOCH ?= 0
 # make firmware_install: where the entries marked install=yes go
 # (INSTALL_FW_ALL=1: every entry).
 INSTALL_FW_PATH ?= $(OUT)/firmware-install
+# $(call shell-quote,TEXT): TEXT as one shell word. FIRMWARE_DIR and
+# INSTALL_FW_PATH may hold spaces: they reach recipes only this way, and
+# make never uses them as targets or prerequisites (fwembed.d escapes the
+# files it names).
+shell-quote = '$(subst ','"'"',$(1))'
 ifneq ($(FIRMWARE_DIR),)
-FW_INPUT := --dir $(abspath $(FIRMWARE_DIR))
+FW_INPUT := --dir $(call shell-quote,$(shell realpath -m -- $(call shell-quote,$(FIRMWARE_DIR))))
 else
 FW_INPUT := --list $(BOARD_DIR)/firmware.list
 endif
@@ -199,8 +204,11 @@ fw: gen-deps $(FWOUT)/.fwembed-stamp
 # FIRMWARE_DIR) and on every source file; fw.cmd holds the command line, so
 # that a new COMPRESS= or FIRMWARE_DIR= runs it too, as does a new fwembed.
 FW_CMD = $(FWEMBED) gen $(FW_INPUT) --compress $(COMPRESS) --out $(FWOUT) $(GEN_EXTRA)
+# Written with make's own $(file), since the command holds shell quotes; $(OUT)
+# exists, since board.mk, which make has read, is in it.
 $(OUT)/fw.cmd: FORCE
-	$(Q)mkdir -p $(OUT) && $(call update-line,$@,$(FW_CMD))
+	$(file >$@.new,$(FW_CMD))
+	$(Q)if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 
 $(FWOUT)/.fwembed-stamp: $(OUT)/fw.cmd $(wildcard $(CURDIR)/tools/fwembed $(CURDIR)/tools/fwembedlib/*.py) | gen-deps
 	$(quiet) '  GEN     $(FWOUT:$(CURDIR)/%=%)'
@@ -330,7 +338,7 @@ report: report-deps nofw-kernel
 # Firmware that the list marks install=yes goes to the filesystem: the
 # root filesystem's /lib/firmware when INSTALL_FW_PATH points there.
 firmware_install:
-	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(abspath $(INSTALL_FW_PATH)) \
+	$(Q)$(FWEMBED) install $(FW_INPUT) --dest $(call shell-quote,$(INSTALL_FW_PATH)) \
 		$(if $(filter 1,$(INSTALL_FW_ALL)),--all,--all-hint INSTALL_FW_ALL=1)
 
 # The KUnit suite of the patch series, run by the kernel's own kunit.py.

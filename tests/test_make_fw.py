@@ -2,7 +2,9 @@
 
 gen writes fwembed.d, which make reads: the stamp depends on every folder
 walked and every source file. The command line is kept in fw.cmd, so a new
-COMPRESS= runs the step too.
+COMPRESS= runs the step too. The firmware folder's name has a space, a
+quote and a '#', and a file's name a ':' and a '%', which the Makefile
+and the depfile must quote for the shell and for make.
 """
 
 import os
@@ -20,18 +22,36 @@ def step(tmp_path, request):
     """make fw for a FIRMWARE_DIR in a build directory of the test's own."""
     name = f"fwtest-{request.node.name[:40]}"
     shutil.rmtree(ROOT / "build" / name, ignore_errors=True)
-    folder = tmp_path / "fwdir"
+    folder = tmp_path / "vendor's fw #1"
     (folder / "sub").mkdir(parents=True)
     (folder / "a.bin").write_bytes(b"a")
     (folder / "sub" / "b.bin").write_bytes(b"b")
+    (folder / "sub" / "c:d%e.bin").write_bytes(b"c")
 
-    def run(*args):
-        result = make("fw", f"OUT_NAME={name}", f"FIRMWARE_DIR={folder}", *args)
+    def run(*args, target="fw"):
+        result = make(target, f"OUT_NAME={name}", f"FIRMWARE_DIR={folder}", *args)
         assert result.returncode == 0, result.stdout + result.stderr
         return GEN_LINE in result.stdout
 
+    run.out = ROOT / "build" / name
     yield folder, run
     shutil.rmtree(ROOT / "build" / name, ignore_errors=True)
+
+
+def test_odd_names_are_embedded(step):
+    """Every file of the folder is embedded under its own name."""
+    folder, run = step
+    assert run()
+    names = (run.out / "fw" / "names.txt").read_text().splitlines()
+    assert names == ["a.bin", "sub/b.bin", "sub/c:d%e.bin"]
+
+
+def test_install_path_with_a_space(step, tmp_path):
+    """make firmware_install writes to an INSTALL_FW_PATH with a space in it."""
+    _, run = step
+    dest = tmp_path / "root fs" / "lib" / "firmware"
+    run("INSTALL_FW_ALL=1", f"INSTALL_FW_PATH={dest}", target="firmware_install")
+    assert (dest / "sub" / "c:d%e.bin").read_bytes() == b"c"
 
 
 def test_nothing_changed_runs_nothing(step):
@@ -62,8 +82,13 @@ def test_added_file_runs_the_step(step):
 
 
 def test_removed_file_runs_the_step(step):
-    """A source that is gone does not stop make; the step runs without it."""
+    """A source that is gone (here the one with ':' and '%' in its name) does
+    not stop make; the step runs without it."""
     folder, run = step
+    assert run()
+    (folder / "sub" / "c:d%e.bin").unlink()
+    later = os.stat(folder / "sub").st_mtime_ns + 10**9
+    os.utime(folder / "sub", ns=(later, later))
     assert run()
     (folder / "a.bin").unlink()
     later = os.stat(folder).st_mtime_ns + 10**9

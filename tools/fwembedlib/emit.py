@@ -173,12 +173,19 @@ def manifest(rows, installed=(), generator=None):
     return dumps(entries, generator)
 
 
-def make_escape(path):
-    return str(path).replace("$", "$$").replace("#", "\\#").replace(" ", "\\ ")
+def make_escape(path, target=False):
+    """``path`` as GNU make reads it in a rule: "$" doubled; "#", " " and ":"
+    behind a backslash; and in a target, where it would make a pattern
+    rule, "%" too (in a prerequisite of an ordinary rule it is literal)."""
+    text = str(path).replace("$", "$$")
+    for special in "#: " + ("%" if target else ""):
+        text = text.replace(special, "\\" + special)
+    return text
 
 
 def depfile(target, inputs):
-    """A make dependency file: ``target`` depends on every input path."""
+    """A make dependency file: ``target`` depends on every input path, and
+    each input has an empty rule, so that a deleted one stops nothing."""
     deps = [make_escape(p) for p in inputs]
-    text = make_escape(target) + ":" + "".join(f" \\\n  {d}" for d in deps) + "\n"
-    return text + "".join(f"\n{d}:\n" for d in deps)
+    text = make_escape(target, True) + ":" + "".join(f" \\\n  {d}" for d in deps) + "\n"
+    return text + "".join(f"\n{make_escape(p, True)}:\n" for p in inputs)
