@@ -14,8 +14,24 @@ FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
 # The test harness: booting boards in QEMU and judging their logs.
 HARNESS := $(PYTHON) $(CURDIR)/harness/fwembed-harness
 
-# BOARD is a folder under boards/ or a path to a board folder.
-BOARD_DIR := $(abspath $(if $(findstring /,$(BOARD)),$(BOARD),boards/$(BOARD)))
+# $(call shell-quote,TEXT): TEXT as one shell word. FIRMWARE_DIR,
+# INSTALL_FW_PATH and BOARD may hold spaces: the first two reach recipes
+# only this way, and make never uses them as targets or prerequisites
+# (fwembed.d escapes the files it names).
+shell-quote = '$(subst ','"'"',$(1))'
+empty :=
+space := $(empty) $(empty)
+
+# BOARD is a folder under boards/ or a path to a board folder. make cannot
+# work with a path that has spaces, so such a folder is reached through a
+# symlink without them: build/board-links/NAME, spaces in NAME made '_'.
+BOARD_PATH := $(if $(findstring /,$(BOARD)),$(BOARD),boards/$(BOARD))
+ifeq ($(words $(BOARD_PATH)),1)
+BOARD_DIR := $(abspath $(BOARD_PATH))
+else
+BOARD_DIR := $(BUILD)/board-links/$(subst $(space),_,$(shell basename -- $(call shell-quote,$(BOARD_PATH))))
+$(shell mkdir -p $(BUILD)/board-links && ln -sfn -- "$$(realpath -m -- $(call shell-quote,$(BOARD_PATH)))" $(BOARD_DIR))
+endif
 BOARD_NAME := $(notdir $(BOARD_DIR))
 
 # OUT_NAME names the build directory; make bench uses its own.
@@ -53,11 +69,6 @@ SOURCE_DATE_EPOCH ?= 0
 # make firmware_install: where the entries marked install=yes go
 # (INSTALL_FW_ALL=1: every entry).
 INSTALL_FW_PATH ?= $(OUT)/firmware-install
-# $(call shell-quote,TEXT): TEXT as one shell word. FIRMWARE_DIR and
-# INSTALL_FW_PATH may hold spaces: they reach recipes only this way, and
-# make never uses them as targets or prerequisites (fwembed.d escapes the
-# files it names).
-shell-quote = '$(subst ','"'"',$(1))'
 ifneq ($(FIRMWARE_DIR),)
 FW_INPUT := --dir $(call shell-quote,$(shell realpath -m -- $(call shell-quote,$(FIRMWARE_DIR))))
 else

@@ -145,16 +145,94 @@ def test_interrupted_run_keeps_earlier_outputs(fwtree, tmp_path, signum, status)
     assert leftovers(tmp_path) == []
 
 
-def test_changed_copy_of_the_right_size_is_replaced(fwtree, tmp_path):
-    """A data copy in --out that was written to since the run that made it is
-    not trusted for its size: the next run copies the source again."""
+def test_changed_copy_of_the_right_size_is_refused_and_kept(fwtree, tmp_path):
+    """A data copy in --out written to since the run that made it is neither
+    trusted for its size nor replaced: its bytes are someone else's now."""
     out = tmp_path / "out"
     path = write_list(fwtree, "r ramp.bin\n")
     assert gen("--list", path, "--out", out).returncode == 0
     copy = out / "blob-40aff2e9d2d8922e.bin"
     copy.write_bytes(bytes(256))
+    result = gen("--list", path, "--out", out)
+    assert result.returncode == 1
+    assert "'blob-40aff2e9d2d8922e.bin' was changed after fwembed wrote it" in result.stderr
+    assert copy.read_bytes() == bytes(256)
+
+
+def test_recorded_name_replaced_by_the_user_is_refused_and_kept(fwtree, tmp_path):
+    """A file moved over a name fwembed recorded (a new inode) is the user's."""
+    out = tmp_path / "out"
+    path = write_list(fwtree, "r ramp.bin\n")
     assert gen("--list", path, "--out", out).returncode == 0
-    assert copy.read_bytes() == bytes(range(256))
+    (tmp_path / "edited").write_text("my names\n")
+    os.replace(tmp_path / "edited", out / "names.txt")
+    before = snapshot(out)
+    result = gen("--list", path, "--out", out)
+    assert result.returncode == 1
+    assert "'names.txt' was changed after fwembed wrote it" in result.stderr
+    assert snapshot(out) == before
+
+
+def test_copied_output_tree_is_still_recognised(fwtree, tmp_path):
+    """Copied with new inodes (cp -a), the outputs still hold what fwembed
+    wrote, which their SHA-256 in the record shows: the next run goes on."""
+    path = write_list(fwtree, "r ramp.bin\n")
+    assert gen("--list", path, "--out", tmp_path / "out").returncode == 0
+    subprocess.run(["cp", "-a", tmp_path / "out", tmp_path / "copy"], check=True)
+    write_list(fwtree, "r ramp.bin\ns seven.bin\n")
+    result = gen("--list", path, "--out", tmp_path / "copy")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "copy" / "names.txt").read_text() == "r\ns\n"
+
+
+def start_long_run(fwtree, tmp_path, out):
+    """A gen run busy compressing 32 MiB, once it has staged something."""
+    path = write_list(fwtree, "a one.bin\n")
+    assert gen("--list", path, "--out", out).returncode == 0
+    (fwtree / "big.bin").write_bytes(os.urandom(32 << 20))
+    write_list(fwtree, "a one.bin\nbig big.bin compress=xz\n")
+    proc = subprocess.Popen([PYTHON, FWEMBED, "gen", "-q", "--list", path, "--out", out],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not leftovers(out.parent) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert leftovers(out.parent), "the run ended before it staged anything"
+    return proc
+
+
+def test_file_added_during_a_run_stops_it_and_is_kept(fwtree, tmp_path):
+    """A file put into --out while gen works is found after the exchange,
+    which is undone: the run fails, the file and the old outputs stay."""
+    out = tmp_path / "out"
+    proc = start_long_run(fwtree, tmp_path, out)
+    before = snapshot(out)
+    (out / "mine.txt").write_text("precious")
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    assert "holds 'mine.txt', which fwembed did not write" in stderr
+    assert (out / "mine.txt").read_text() == "precious"
+    after = snapshot(out)
+    after.pop("mine.txt")
+    assert after == before
+    assert leftovers(tmp_path) == []
+
+
+def test_out_swapped_for_a_symlink_during_a_run_is_left_alone(fwtree, tmp_path):
+    """--out replaced by a symlink to another folder while gen works: the
+    run fails and deletes nothing in that folder."""
+    out = tmp_path / "out"
+    proc = start_long_run(fwtree, tmp_path, out)
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("names.txt", "table.S"):
+        (other / name).write_text("not fwembed's")
+    os.rename(out, tmp_path / "moved")
+    os.symlink(other, out)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    assert "was replaced while fwembed was running" in stderr
+    assert sorted(p.name for p in other.iterdir()) == ["names.txt", "table.S"]
+    assert out.is_symlink()
 
 
 def test_unchanged_copy_is_linked_not_rewritten(fwtree, tmp_path):

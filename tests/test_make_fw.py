@@ -102,3 +102,23 @@ def test_new_compress_setting_runs_the_step(step):
     assert run()
     assert run("COMPRESS=xz")
     assert not run("COMPRESS=xz")
+
+
+def test_board_folder_with_spaces(tmp_path):
+    """BOARD may name a folder whose path has spaces: make reaches it through
+    build/board-links/NAME (spaces made '_') and builds in build/NAME."""
+    board = tmp_path / "my boards" / "my board"
+    shutil.copytree(ROOT / "boards" / "x86_64", board)
+    (board / "firmware.list").write_text(f'"vendor/ramp.bin" {ROOT}/firmware/ramp-256.bin\n')
+    out = ROOT / "build" / "my_board"
+    shutil.rmtree(out, ignore_errors=True)
+    try:
+        first = make("fw", f"BOARD={board}")
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert "  GEN     build/my_board/fw" in first.stdout
+        assert (out / "fw" / "names.txt").read_text() == "vendor/ramp.bin\n"
+        assert os.readlink(ROOT / "build" / "board-links" / "my_board") == str(board)
+        again = make("fw", f"BOARD={board}")
+        assert again.returncode == 0 and "  GEN  " not in again.stdout
+    finally:
+        shutil.rmtree(out, ignore_errors=True)

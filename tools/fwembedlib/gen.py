@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import os
 import pathlib
+import signal
 import threading
 
 from . import emit
@@ -29,7 +30,7 @@ from .errors import FwembedError, warn
 from .fwlist import read_list
 from .scan import scan_dir
 from .source import SUFFIX_OF, Source, digest_entry
-from .staging import Staging
+from .staging import HELD_SIGNALS, Staging
 
 # Written by every successful run; the target of the make dependency file,
 # since the outputs themselves keep their timestamps when unchanged.
@@ -65,19 +66,19 @@ def made_from(sha256, encoding, where):
 
 
 class Work:
-    """What the tasks of one run share: the staging directory, a lock per
-    content (so that two encodings of one content never race for a file
-    name), and the event that stops them all when the run is interrupted."""
+    """What the tasks of one run share: the staging directory, the last task
+    submitted for each content (a task waits for the one before it, so the
+    tasks of one content run one at a time and in list order, and the
+    stored bytes never depend on thread scheduling), and the event that
+    stops them all when the run is interrupted."""
 
     def __init__(self, staging):
         self.staging = staging
-        self.locks = {}
+        self.last = {}
         self.cancel = threading.Event()
         self.auto = {}  # sha256: how auto chose, for --dry-run
         self.given = {}  # (sha256, encoding): how a .xz/.zst file was stored, for --dry-run
 
-    def lock(self, sha256):
-        return self.locks.setdefault(sha256, threading.Lock())
 
 
 def store(work, src, sha256, size, encoding, where):
@@ -93,7 +94,7 @@ def store(work, src, sha256, size, encoding, where):
             origin = f"sha256:{sha256} {encoding}: as given, file sha256:{src.file_sha256}"
             if not staging.reuse(name, origin):
                 src.copy_file_to(staging.file(name))
-                staging.added(name, origin)
+                staging.added(name, origin, src.file_sha256)
             return os.path.getsize(staging.file(name))
     origin = made_from(sha256, encoding, where)
     if not staging.has(name) and not staging.reuse(name, origin):
@@ -102,7 +103,7 @@ def store(work, src, sha256, size, encoding, where):
         else:
             compress_to(encoding, src.checked_chunks(sha256), size, staging.file(name), where,
                         work.cancel)
-        staging.added(name, origin)
+        staging.added(name, origin, sha256 if encoding == "none" else None)
     return os.path.getsize(staging.file(name))
 
 
@@ -128,18 +129,27 @@ def store_auto(work, src, sha256, size, where):
             ("the smaller" if choice != "none" else "neither saves 1/8")
         for encoding, trial in trials.items():
             name = f"{stem(sha256, encoding)}.bin"
-            if encoding == choice and not staging.has(name):
-                os.rename(trial, staging.file(name))
-                staging.added(name, made_from(sha256, encoding, where))
-            else:
-                trial.unlink()
+            try:
+                if encoding == choice and not staging.has(name):
+                    os.rename(trial, staging.file(name))
+                    staging.added(name, made_from(sha256, encoding, where))
+                else:
+                    trial.unlink()
+            except OSError as err:
+                raise staging.fail(f"cannot write {name}: {err.strerror}") from None
     staging.decide(key, choice)
     return choice, store(work, src, sha256, size, choice, where)
 
 
-def encode_task(work, src, sha256, size, method, where):
-    """One content in one method, in a worker thread; closes ``src``."""
-    with src, work.lock(sha256):
+def encode_task(work, src, sha256, size, method, where, after):
+    """One content in one method, in a worker thread, once the task ``after``
+    (the content's previous one, or None) has ended; closes ``src``."""
+    with src:
+        if after is not None:
+            concurrent.futures.wait([after])
+        if work.cancel.is_set():
+            raise FwembedError(where, "cancelled")
+        src.cancel = work.cancel
         if method == "auto":
             return store_auto(work, src, sha256, size, where)
         return method, store(work, src, sha256, size, method, where)
@@ -175,10 +185,10 @@ def collect(entries, compress, staging, jobs=None, progress=None):
                         by_file[known] = (*src.digest(), src.file_sha256)
                     sha256, size, src.file_sha256 = by_file[known]
                     if (sha256, method) not in encoded:
-                        work.lock(sha256)
-                        encoded[sha256, method] = pool.submit(encode_task, work, src, sha256,
-                                                              size, method, entry.where)
-                        pending.append(encoded[sha256, method])
+                        task = pool.submit(encode_task, work, src, sha256, size, method,
+                                           entry.where, work.last.get(sha256))
+                        encoded[sha256, method] = work.last[sha256] = task
+                        pending.append(task)
                         src = None  # the task closes it
                 finally:
                     if src is not None:
@@ -198,7 +208,16 @@ def collect(entries, compress, staging, jobs=None, progress=None):
                             progress(len(wanted), len(entries),
                                      sum(not f.done() for f in encoded.values()))
         except BaseException:
+            # Stop the encoders, drop the tasks not started (closing their
+            # sources) and wait for the rest, with signals held so that a
+            # second Ctrl-C cannot leave a worker writing into a staging
+            # folder that is being removed.
             work.cancel.set()
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
             raise
     blobs = {}
     rows = []

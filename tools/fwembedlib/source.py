@@ -58,6 +58,7 @@ class Source:
         self.size = None
         self.identity = None
         self.file_sha256 = None
+        self.cancel = None  # a threading.Event that stops reading when set
 
     def fail(self, message):
         return FwembedError(self.entry.where, f"source {self.entry.source!r}: {message}")
@@ -84,7 +85,10 @@ class Source:
             self.fd = None
             raise self.fail(f"not a regular file ({kind_of(info.st_mode)})")
         self.size = info.st_size
-        self.identity = (info.st_dev, info.st_ino)
+        # Device and inode name the file; size and times make sure that a
+        # file deleted during the run and its inode reused is not taken for it.
+        self.identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                         info.st_ctime_ns)
         return self
 
     def __exit__(self, *exc):
@@ -96,6 +100,8 @@ class Source:
         """The file's bytes from its start, CHUNK at a time."""
         offset = 0
         while True:
+            if self.cancel is not None and self.cancel.is_set():
+                raise self.fail("cancelled")
             try:
                 chunk = os.pread(self.fd, CHUNK, offset)
             except OSError as err:

@@ -1,13 +1,14 @@
 """The output directory of fwembed gen: owned, and replaced all at once.
 
 Ownership. Each run leaves a record of its own in the output directory,
-``.fwembed-outputs``: every file the run wrote, with its inode, size and
-modification time and what it was made from (the SHA-256 of its content;
-for a compressed copy, the content's SHA-256 and the encoder's version and
-settings). gen removes or replaces only files named in that record. It
-refuses to write into a directory that holds anything else, or that holds
-files but no record (a directory it did not write, or one written by a
-fwembed older than the record).
+``.fwembed-outputs``: every file the run wrote, with its inode, size,
+modification time and SHA-256, and what it was made from (the content's
+SHA-256; for a compressed copy, also the encoder's version and settings).
+gen removes or replaces only files named in that record and still holding
+what it wrote (same inode, size and mtime, or else the same SHA-256). It
+refuses to write into a directory that holds anything else, or a recorded
+file changed since, or files but no record (a directory it did not write,
+or one written by a fwembed older than the record).
 
 Transactions. A run builds the complete new set of outputs in a staging
 directory beside the output directory (``.OUT.fwembed-XXXXXXXX``). A file
@@ -24,21 +25,26 @@ filesystem cannot exchange, the old directory is renamed aside first, and
 put back if the second rename fails.
 """
 
+import collections
 import ctypes
 import errno
+import hashlib
 import os
 import pathlib
 import shutil
 import signal
+import stat
 import tempfile
 
 from .errors import FwembedError, warn
 
 RECORD = ".fwembed-outputs"
-RECORD_HEADER = "# fwembed gen: the files it wrote here. name, inode:size:mtime, made from\n"
+RECORD_HEADER = ("# fwembed gen record 2: the files it wrote here. "
+                 "name, inode:size:mtime, sha256 of the file, made from\n")
 FILE_MODE = 0o644
 HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 AT_FDCWD = -100
+RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
 
 
@@ -53,15 +59,14 @@ def umask_mode(mode):
     return mode & ~umask
 
 
-def exchange(one, other):
-    """Swap two paths with renameat2(RENAME_EXCHANGE); False if not supported here."""
+def renameat2(one, other, flags):
+    """renameat2(2) with ``flags``; False if the C library or filesystem lacks it."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
+        call = libc.renameat2
     except (OSError, AttributeError):
         return False
-    if renameat2(AT_FDCWD, os.fsencode(one), AT_FDCWD, os.fsencode(other),
-                 RENAME_EXCHANGE) == 0:
+    if call(AT_FDCWD, os.fsencode(one), AT_FDCWD, os.fsencode(other), flags) == 0:
         return True
     err = ctypes.get_errno()
     if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
@@ -69,8 +74,14 @@ def exchange(one, other):
     raise OSError(err, os.strerror(err), str(other))
 
 
+class Recorded(collections.namedtuple("Recorded", "signature file_sha256 made_from")):
+    """One line of the record: a file fwembed wrote (signature "-" for the
+    stamp, file_sha256 "-" for a decision of auto's, whose made_from is
+    the choice)."""
+
+
 def read_record(folder):
-    """{name: (signature, made from)} of a record, or None if there is none."""
+    """{name: Recorded} of a record, or None if there is none."""
     try:
         text = (folder / RECORD).read_text()
     except FileNotFoundError:
@@ -84,15 +95,41 @@ def read_record(folder):
         if lineno == 1 or not line:
             continue
         fields = line.split("\t")
-        if len(fields) != 3 or "/" in fields[0] or fields[0] in ("", ".", ".."):
+        if len(fields) != 4 or "/" in fields[0] or fields[0] in ("", ".", ".."):
             raise FwembedError(f"{folder / RECORD}:{lineno}", "malformed record line")
-        record[fields[0]] = (fields[1], fields[2])
+        record[fields[0]] = Recorded(*fields[1:])
     return record
 
 
-def signature(path):
-    info = os.lstat(path)
+def file_sha256(path, dir_fd=None):
+    sha = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            sha.update(chunk)
+    finally:
+        os.close(fd)
+    return sha.hexdigest()
+
+
+def signature(path, dir_fd=None):
+    info = os.lstat(path, dir_fd=dir_fd)
     return f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def unchanged(name, recorded, dir_fd=None):
+    """True if ``name`` is still a regular file holding what fwembed wrote: the
+    same inode, size and mtime as recorded, or else (a tree copied with
+    cp -a, say) the same SHA-256. The stamp only needs to be a file."""
+    try:
+        info = os.lstat(name, dir_fd=dir_fd)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        if recorded.signature in ("-", f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"):
+            return True
+        return recorded.file_sha256 == file_sha256(name, dir_fd)
+    except OSError:
+        return False
 
 
 class Staging:
@@ -115,6 +152,7 @@ class Staging:
         self.dir = None
         self.created = []        # parent folders this run made
         self.unsigned = set()    # outputs new on every run (the stamp)
+        self.identity = None     # (st_dev, st_ino) of the old directory
 
     # --- before anything is written
 
@@ -146,7 +184,12 @@ class Staging:
         return FwembedError(self.given, f"output directory: {message}")
 
     def check_owned(self):
-        names = sorted(p.name for p in self.path.iterdir())
+        try:
+            info = os.lstat(self.path)
+            names = sorted(os.listdir(self.path))
+        except OSError as err:
+            raise self.fail(f"cannot read it: {err.strerror}") from None
+        self.identity = (info.st_dev, info.st_ino)
         self.old = read_record(self.path)
         if self.old is None:
             if names:
@@ -155,10 +198,19 @@ class Staging:
                                 "one it wrote itself")
             self.old = {}
             return
+        self.check_contents(names, self.path)
+
+    def check_contents(self, names, folder, dir_fd=None):
+        """Refuse a name the record lacks, or a recorded file changed since it was written."""
         for name in names:
             if name != RECORD and name not in self.old:
                 raise self.fail(f"holds {name!r}, which fwembed did not write; "
                                 "move it away or choose another --out")
+            if name != RECORD and not name.startswith("auto:") and \
+                    not unchanged(name if dir_fd is not None else folder / name,
+                                  self.old[name], dir_fd):
+                raise self.fail(f"{name!r} was changed after fwembed wrote it, so it is no "
+                                "longer fwembed's to replace; move it away or restore it")
 
     # --- building the new directory
 
@@ -206,9 +258,9 @@ class Staging:
         hold what ``made_from`` says; True if it was."""
         if not self.old or name not in self.old:
             return False
-        recorded_signature, recorded_from = self.old[name]
+        recorded = self.old[name]
         try:
-            if recorded_from != made_from or signature(self.path / name) != recorded_signature:
+            if recorded.made_from != made_from or not unchanged(self.path / name, recorded):
                 return False
             os.link(self.path / name, self.dir / name)
         except FileNotFoundError:
@@ -216,45 +268,52 @@ class Staging:
         except OSError as err:
             if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
                 raise self.fail(f"cannot link {name}: {err.strerror}") from None
-            shutil.copy2(self.path / name, self.dir / name)
-        self.new[name] = made_from
+            try:
+                shutil.copy2(self.path / name, self.dir / name)
+            except OSError as copy_err:
+                raise self.fail(f"cannot copy {name}: {copy_err.strerror}") from None
+        self.new[name] = (made_from, recorded.file_sha256)
         return True
 
     def file(self, name):
         """The path to write output ``name`` to; call added() when it is written."""
         return self.dir / name
 
-    def added(self, name, made_from):
-        """Output ``name`` has been written to file(name)."""
-        os.chmod(self.dir / name, FILE_MODE)
-        self.new[name] = made_from
+    def added(self, name, made_from, sha256=None):
+        """Output ``name``, whose bytes have ``sha256`` (None: hash them now),
+        has been written to file(name)."""
+        try:
+            os.chmod(self.dir / name, FILE_MODE)
+            sha256 = sha256 or file_sha256(self.dir / name)
+        except OSError as err:
+            raise self.fail(f"cannot write {name}: {err.strerror}") from None
+        self.new[name] = (made_from, sha256)
         self.updated.append(name)
 
     def write_bytes(self, name, data, made_from):
         """Output ``name`` holds ``data``: linked from the old directory if it
         held the same bytes, else written."""
-        old = self.path / name
-        if self.old and name in self.old and self.old[name][1] == made_from:
-            try:
-                if old.read_bytes() == data and self.reuse(name, made_from):
-                    return
-            except OSError:
-                pass
+        if self.reuse(name, made_from):
+            return
         try:
             with open(self.dir / name, "xb") as out:
                 out.write(data)
         except OSError as err:
             raise self.fail(f"cannot write {name}: {err.strerror}") from None
-        self.added(name, made_from)
+        self.added(name, made_from, hashlib.sha256(data).hexdigest())
 
     def stamp(self, name):
         """Output ``name`` is an empty file, new on every run (a target for make)."""
-        (self.dir / name).touch(mode=FILE_MODE)
-        self.new[name] = "stamp"
+        try:
+            (self.dir / name).touch(mode=FILE_MODE)
+        except OSError as err:
+            raise self.fail(f"cannot write {name}: {err.strerror}") from None
+        self.new[name] = ("stamp", "-")
         self.unsigned.add(name)
 
     def old_decision(self, key):
-        return (self.old or {}).get(f"auto:{key}", (None, None))[1]
+        recorded = (self.old or {}).get(f"auto:{key}")
+        return recorded.made_from if recorded else None
 
     def decide(self, key, choice):
         self.decisions[f"auto:{key}"] = choice
@@ -264,14 +323,22 @@ class Staging:
     def record_text(self):
         lines = [RECORD_HEADER]
         for name in sorted(self.new):
+            made_from, sha256 = self.new[name]
             sig = "-" if name in self.unsigned else signature(self.dir / name)
-            lines.append(f"{name}\t{sig}\t{self.new[name]}\n")
+            lines.append(f"{name}\t{sig}\t{sha256}\t{made_from}\n")
         for key in sorted(self.decisions):
-            lines.append(f"{key}\t-\t{self.decisions[key]}\n")
+            lines.append(f"{key}\t-\t-\t{self.decisions[key]}\n")
         return "".join(lines)
 
     def commit(self):
-        """Exchange the new directory with the old one, then remove the old outputs."""
+        """Exchange the new directory with the old one, then remove the old outputs.
+
+        Signals are held meanwhile. If the old directory is not the one
+        checked at the start (a symlink swapped in), or holds anything the
+        record does not vouch for (a file added or changed during the run),
+        the exchange is undone and the run fails: nothing of the user's is
+        moved or removed.
+        """
         text = self.record_text()
         try:
             if self.old and (self.path / RECORD).read_text() == text:
@@ -279,13 +346,19 @@ class Staging:
             else:
                 raise FileNotFoundError
         except OSError:
-            (self.dir / RECORD).write_text(text)
-            os.chmod(self.dir / RECORD, FILE_MODE)
+            try:
+                (self.dir / RECORD).write_text(text)
+                os.chmod(self.dir / RECORD, FILE_MODE)
+            except OSError as err:
+                raise self.fail(f"cannot write {RECORD}: {err.strerror}") from None
         held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
         try:
-            replaced = self.put_in_place()
-            aside, self.dir = self.dir, None
-            if replaced:
+            if self.identity is None:
+                self.put_new_in_place()
+                self.dir = None
+            else:
+                self.exchange_with_old()
+                aside, self.dir = self.dir, None
                 self.remove_old(aside)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
@@ -295,35 +368,79 @@ class Staging:
             if not name.startswith("auto:") and not name.startswith("."):
                 self.report(self.path / name, "RM")
 
-    def put_in_place(self):
-        """Move the new directory to the output path; True if the old one is
-        now at the staging path, to be removed."""
+    def put_new_in_place(self):
+        """There was no output directory: rename the new one there, unless
+        something appeared there meanwhile."""
         try:
-            if not self.path.exists():
-                os.rename(self.dir, self.path)
-                return False
-            if exchange(self.dir, self.path):
-                return True
-            aside = self.dir.with_name(self.dir.name + ".old")
-            os.rename(self.path, aside)
-            try:
-                os.rename(self.dir, self.path)
-            except OSError:
-                os.rename(aside, self.path)
-                raise
-            os.rename(aside, self.dir)
-            return True
+            if renameat2(self.dir, self.path, RENAME_NOREPLACE):
+                return
+            if os.path.lexists(self.path):
+                raise FileExistsError(errno.EEXIST, "File exists")
+            os.rename(self.dir, self.path)
         except OSError as err:
+            if err.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise self.fail("appeared while fwembed was running; nothing was "
+                                "written to it") from None
             raise self.fail(f"cannot put the new outputs in place: {err.strerror}") from None
 
-    def remove_old(self, folder):
-        """Remove the old outputs, now in ``folder``: only the files the old record names."""
-        for name in [*(self.old or {}), RECORD]:
-            if not name.startswith("auto:"):
+    def exchange_with_old(self):
+        """Swap the new directory and the old one; the old one is then at self.dir."""
+        def same_directory(path):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                return False
+            return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) == self.identity
+
+        if not same_directory(self.path):
+            raise self.fail("was replaced while fwembed was running; nothing was written")
+        try:
+            if not renameat2(self.dir, self.path, RENAME_EXCHANGE):
+                aside = self.dir.with_name(self.dir.name + ".old")
+                os.rename(self.path, aside)
                 try:
-                    (folder / name).unlink()
-                except FileNotFoundError:
-                    pass
+                    os.rename(self.dir, self.path)
+                except OSError:
+                    os.rename(aside, self.path)
+                    raise
+                os.rename(aside, self.dir)
+        except OSError as err:
+            raise self.fail(f"cannot put the new outputs in place: {err.strerror}") from None
+        problem = None
+        if not same_directory(self.dir):
+            problem = self.fail("was replaced while fwembed was running")
+        else:
+            try:
+                self.check_contents(sorted(os.listdir(self.dir)), self.dir)
+            except FwembedError as err:
+                problem = err
+            except OSError as err:
+                problem = self.fail(f"cannot read it: {err.strerror}")
+        if problem is not None:
+            # Put the old directory back as it was; the new one is removed by abort().
+            if not renameat2(self.dir, self.path, RENAME_EXCHANGE):
+                warn(self.dir, "the old outputs are here; the new ones are at "
+                               f"{self.path}")
+            raise problem
+
+    def remove_old(self, folder):
+        """Remove the old outputs, now in ``folder``: the files the old record
+        names, each only if it is still the file recorded."""
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError as err:
+            warn(folder, f"old outputs left in place: {err.strerror}")
+            return
+        try:
+            for name, recorded in [*(self.old or {}).items(),
+                                   (RECORD, Recorded("-", "-", "record"))]:
+                if not name.startswith("auto:") and unchanged(name, recorded, fd):
+                    try:
+                        os.unlink(name, dir_fd=fd)
+                    except FileNotFoundError:
+                        pass
+        finally:
+            os.close(fd)
         try:
             folder.rmdir()
         except OSError as err:
