@@ -9,7 +9,8 @@ in-tree CONFIG_EXTRA_FIRMWARE file beside a generated table. x86 is where
 most CONFIG_EXTRA_FIRMWARE users are, and its small configuration keeps
 fourteen builds cheap; the boards' tests boot the series on ARM. The final
 kernel, booted in QEMU, shows that both kinds of built-in firmware load
-side by side.
+side by side. Last, x86_64 tinyconfig builds the loader's directory with the
+loader built in, as a module, and left out.
 """
 
 import dataclasses
@@ -280,3 +281,58 @@ def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_p
     digest = hashlib.sha256(OUT_OF_ORDER_DATA).hexdigest()
     assert f'# size={len(OUT_OF_ORDER_DATA)} sha256={digest} name="{OUT_OF_ORDER_NAME}"' \
         in console
+
+
+# tinyconfig with the loader built in (with and without CONFIG_EXTRA_FIRMWARE
+# and every option of the series), as a module, and left out. Only the
+# loader's directory is built: it holds every object the series changes, and
+# the directory build takes seconds where a whole tinyconfig kernel takes
+# minutes. Each variant has a build directory of its own, so that every
+# object is compiled afresh. builtin/main.o is compiled in every case, as Kbuild always links
+# it; that is where x86 once failed to build.
+TINY = SERIES / "tiny"
+TINY_VARIANTS = {
+    "y": ("CONFIG_FW_LOADER=y\n", ["CC      drivers/base/firmware_loader/main.o"],
+          ["decompress.o"]),
+    "y-every-option": (
+        "CONFIG_FW_LOADER=y\nCONFIG_FW_LOADER_BUILTIN_XZ=y\nCONFIG_FW_LOADER_BUILTIN_ZSTD=y\n"
+        "CONFIG_FW_LOADER_BUILTIN_VERIFY=y\nCONFIG_DEBUG_FS=y\n"
+        "CONFIG_FW_LOADER_BUILTIN_DEBUGFS=y\nCONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
+        f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\nCONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"\n'
+        f'CONFIG_FW_LOADER_GENERATED_DIR="{SERIES / "fw"}"\n',
+        ["CC      drivers/base/firmware_loader/builtin/decompress.o",
+         "CC      drivers/base/firmware_loader/builtin/selftest.o",
+         f"AS      drivers/base/firmware_loader/builtin/{INTREE_NAME}.gen.o",
+         "AS      drivers/base/firmware_loader/builtin/generated/table.o"], []),
+    "m": ("CONFIG_MODULES=y\nCONFIG_FW_LOADER=m\n",
+          ["CC [M]  drivers/base/firmware_loader/main.o"], ["decompress.o"]),
+    "n": ("# CONFIG_FW_LOADER is not set\n", [], ["drivers/base/firmware_loader/main.o"]),
+}
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("variant", TINY_VARIANTS)
+def test_tinyconfig_builds_the_loader(series_run, variant):
+    """x86_64 tinyconfig builds the loader's directory with it =y, =m and =n."""
+    fragment, built, not_built = TINY_VARIANTS[variant]
+    out = TINY / variant
+    out.mkdir(parents=True, exist_ok=True)
+    result = kmake(series_run.tree, out, "tinyconfig")
+    assert result.returncode == 0, result.stderr
+    own = TINY / f"{variant}.config"
+    own.write_text(fragment)
+    merged = sh([PYTHON, FWEMBED, "config", "--merge", "--fragment", own,
+                 "--config", out / ".config"], ROOT)
+    assert merged.returncode == 0, merged.stderr
+    result = kmake(series_run.tree, out, "olddefconfig")
+    assert result.returncode == 0, result.stderr
+    config = (out / ".config").read_text().splitlines()
+    for line in fragment.splitlines():
+        assert line in config, f"olddefconfig dropped {line}"
+    result = kmake(series_run.tree, out, "drivers/base/firmware_loader/")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "CC      drivers/base/firmware_loader/builtin/main.o" in result.stdout
+    for line in built:
+        assert line in result.stdout
+    for name in not_built:
+        assert name not in result.stdout
