@@ -74,18 +74,26 @@ def kmake(tree, out, *targets):
                *ccache, f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
 
 
-def configure(tree, out, fragment, options=BOOT_OPTIONS):
-    """The board's defconfig, its fragment, then ``fragment`` and ``options``."""
+def merge_config(tree, out, defconfig, fragments, own):
+    """``defconfig``, then the fragment files ``fragments`` and the text ``own``
+    (written beside ``out``), then olddefconfig."""
     out.mkdir(parents=True, exist_ok=True)
-    result = kmake(tree, out, BOARD.settings["defconfig"])
+    result = kmake(tree, out, defconfig)
     assert result.returncode == 0, result.stderr
-    own = out.parent / "series.config"
-    own.write_text(fragment + options)
-    merged = sh([PYTHON, FWEMBED, "config", "--merge", "--fragment", BOARD_DIR / "kernel.config",
-                 "--fragment", own, "--config", out / ".config"], ROOT)
+    own_file = out.parent / f"{out.name}.config"
+    own_file.write_text(own)
+    fragment_args = [arg for f in [*fragments, own_file] for arg in ("--fragment", f)]
+    merged = sh([PYTHON, FWEMBED, "config", "--merge", *fragment_args,
+                 "--config", out / ".config"], ROOT)
     assert merged.returncode == 0, merged.stderr
     result = kmake(tree, out, "olddefconfig")
     assert result.returncode == 0, result.stderr
+
+
+def configure(tree, out, fragment, options=BOOT_OPTIONS):
+    """The board's defconfig, its fragment, then ``fragment`` and ``options``."""
+    merge_config(tree, out, BOARD.settings["defconfig"], [BOARD_DIR / "kernel.config"],
+                 fragment + options)
 
 
 def firmware_fragment(fwdir):
@@ -288,8 +296,8 @@ def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_p
 # loader's directory is built: it holds every object the series changes, and
 # the directory build takes seconds where a whole tinyconfig kernel takes
 # minutes. Each variant has a build directory of its own, so that every
-# object is compiled afresh. builtin/main.o is compiled in every case, as Kbuild always links
-# it; that is where x86 once failed to build.
+# object is compiled afresh. builtin/main.o is compiled in every case, as
+# Kbuild always links it; that is where x86 once failed to build.
 TINY = SERIES / "tiny"
 TINY_VARIANTS = {
     "y": ("CONFIG_FW_LOADER=y\n", ["CC      drivers/base/firmware_loader/main.o"],
@@ -316,16 +324,7 @@ def test_tinyconfig_builds_the_loader(series_run, variant):
     """x86_64 tinyconfig builds the loader's directory with it =y, =m and =n."""
     fragment, built, not_built = TINY_VARIANTS[variant]
     out = TINY / variant
-    out.mkdir(parents=True, exist_ok=True)
-    result = kmake(series_run.tree, out, "tinyconfig")
-    assert result.returncode == 0, result.stderr
-    own = TINY / f"{variant}.config"
-    own.write_text(fragment)
-    merged = sh([PYTHON, FWEMBED, "config", "--merge", "--fragment", own,
-                 "--config", out / ".config"], ROOT)
-    assert merged.returncode == 0, merged.stderr
-    result = kmake(series_run.tree, out, "olddefconfig")
-    assert result.returncode == 0, result.stderr
+    merge_config(series_run.tree, out, "tinyconfig", [], fragment)
     config = (out / ".config").read_text().splitlines()
     for line in fragment.splitlines():
         assert line in config, f"olddefconfig dropped {line}"
