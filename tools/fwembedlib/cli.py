@@ -19,6 +19,10 @@ commands:
           CONFIG_EXTRA_FIRMWARE_DIR into a firmware list (no silent
           fallback to /lib/firmware):
               fwembed import-config KCONFIG [--srctree DIR] [--out LIST [--force]]
+  needs   the firmware a built kernel's drivers declare (MODULE_FIRMWARE),
+          each marked present or missing in a firmware directory; with
+          --write-list, a firmware list of those present:
+              fwembed needs KBUILD_DIR --firmware-dir DIR [--write-list LIST [--force]]
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
@@ -63,6 +67,7 @@ from .gen import generate
 from .importconfig import import_config
 from .install import install
 from .kconfig import check_fragments, merge_fragments
+from .needs import needs
 from .report import report
 from .uboot import make_disk, make_fit, make_uimage
 
@@ -242,6 +247,24 @@ def run_import_config(args):
         print(text, end="")
 
 
+def add_needs(sub):
+    need = sub.add_parser("needs", help="the firmware a kernel's drivers declare")
+    need.add_argument("build", metavar="KBUILD_DIR",
+                      help="a built kernel's output directory (O=)")
+    need.add_argument("--firmware-dir", metavar="DIR", required=True,
+                      help="where to look for the firmware, as /lib/firmware")
+    need.add_argument("--write-list", metavar="LIST",
+                      help="write a firmware list of the names found")
+    need.add_argument("--force", action="store_true", help="replace an existing LIST")
+    need.set_defaults(func=run_needs)
+
+
+def run_needs(args):
+    if args.force and not args.write_list:
+        raise UsageError("needs: --force goes with --write-list")
+    print_lines(needs(args.build, args.firmware_dir, out=args.write_list, force=args.force))
+
+
 def add_config(sub):
     config = sub.add_parser("config", help="merge fragments, or check they survived")
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
@@ -320,8 +343,8 @@ def run_board(args):
         print(board.describe(), end="")
 
 
-COMMANDS = (add_gen, add_install, add_report, add_import_config, add_config, add_cpio,
-            add_images, add_board)
+COMMANDS = (add_gen, add_install, add_report, add_import_config, add_needs, add_config,
+            add_cpio, add_images, add_board)
 
 
 def build_parser():

@@ -1,7 +1,8 @@
-"""Section headers of an ELF file, read with pyelftools (python3-pyelftools).
+"""Sections of an ELF file, read with pyelftools (python3-pyelftools).
 
-Used by 'fwembed report' and by make bench, never by 'fwembed gen', which
-needs nothing beyond the Python standard library (see docs/architecture.md).
+Used by 'fwembed report', by 'fwembed needs' for modules and by make bench,
+never by 'fwembed gen', which needs nothing beyond the Python standard
+library (see docs/architecture.md).
 """
 
 import dataclasses
@@ -54,6 +55,22 @@ def read_sections(path):
             stream.seek(0)
             return [Section(s.name, s["sh_type"], s["sh_flags"], s["sh_addr"], s["sh_size"])
                     for s in elf_file(stream).iter_sections()]
+    except OSError as err:
+        raise FwembedError(path, f"cannot read: {err.strerror}") from None
+    except (elf_error, ValueError, IndexError) as err:
+        raise FwembedError(path, f"truncated or malformed ELF file: {err}") from None
+
+
+def section_data(path, name):
+    """The bytes of the ELF file's section ``name``; b"" if it has none."""
+    elf_file, elf_error = elftools()
+    try:
+        with open(path, "rb") as stream:
+            if stream.read(4) != b"\x7fELF":
+                raise FwembedError(path, "not an ELF file")
+            stream.seek(0)
+            section = elf_file(stream).get_section_by_name(name)
+            return b"" if section is None else section.data()
     except OSError as err:
         raise FwembedError(path, f"cannot read: {err.strerror}") from None
     except (elf_error, ValueError, IndexError) as err:

@@ -201,6 +201,26 @@ def read_list(list_path):
     return entries
 
 
+def field(text):
+    """``text`` as a list field: quoted when it holds a space or a tab, or
+    starts with '#'."""
+    return f'"{text}"' if " " in text or "\t" in text or text.startswith("#") else text
+
+
+def representable(text):
+    """Whether ``text`` can be a field of a list: printable ASCII without '"'."""
+    return all(" " <= ch <= "~" and ch != '"' for ch in text)
+
+
+def format_list(comments, entries):
+    """The text of a list: ``comments`` as '# ' lines, then one aligned
+    "NAME  SOURCE" line per (name, source) of ``entries``."""
+    lines = [f"# {line}".rstrip() for line in comments]
+    width = max((len(field(name)) for name, _ in entries), default=0)
+    lines += [f"{field(name):<{width}}  {field(source)}" for name, source in entries]
+    return "\n".join(lines) + "\n"
+
+
 def check_source(entry):
     """Fail unless the entry's source is a regular file.
 

@@ -17,6 +17,7 @@ import os
 import pathlib
 
 from .errors import FwembedError
+from .fwlist import format_list, representable
 from .kconfig import parse_config
 from .names import name_problem
 from .outdir import OutDir
@@ -89,27 +90,20 @@ def import_entries(config, srctree=None):
             what = "not a regular file" if path.exists() else "no such file"
             raise FwembedError(fw_where, f"CONFIG_EXTRA_FIRMWARE names {name!r}, but "
                                          f"{path}: {what}")
-        if any(ch == '"' or not " " <= ch <= "~" for ch in str(path)):
+        if not representable(str(path)):
             raise FwembedError(fw_where, f"{str(path)!r}: a firmware list can only hold "
                                          "paths of printable ASCII without '\"'")
         entries.append((name, str(path)))
     return entries, names_value, str(folder)
 
 
-def field(text):
-    """A list field, quoted when it holds a space or starts with '#'."""
-    return f'"{text}"' if " " in text or "\t" in text or text.startswith("#") else text
-
-
 def list_text(config, entries, names_value, folder):
-    width = max(len(field(name)) for name, _ in entries)
     shown = os.fsencode(config).decode("ascii", "backslashreplace")
-    lines = [f"# Firmware list imported by 'fwembed import-config' from {shown}:",
-             f'#   CONFIG_EXTRA_FIRMWARE="{names_value}"',
-             f'#   CONFIG_EXTRA_FIRMWARE_DIR (resolved): {folder}',
-             "# Sources are absolute paths. Add license=SPDX to each entry for 'make report'."]
-    lines += [f"{field(name):<{width}}  {field(path)}" for name, path in entries]
-    return "\n".join(lines) + "\n"
+    return format_list([f"Firmware list imported by 'fwembed import-config' from {shown}:",
+                        f'  CONFIG_EXTRA_FIRMWARE="{names_value}"',
+                        f"  CONFIG_EXTRA_FIRMWARE_DIR (resolved): {folder}",
+                        "Sources are absolute paths. Add license=SPDX to each entry for "
+                        "'make report'."], entries)
 
 
 def import_config(config, srctree=None, out=None, force=False):
