@@ -107,8 +107,9 @@ BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio pa
 # mkimage and the device tree compiler it runs for FIT images; sfdisk and
 # mtools for the boot disk; Debian's U-Boot builds for QEMU.
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
-# 'fwembed report' reads ELF files with pyelftools.
-REPORT_PACKAGES := python3-pyelftools
+# 'fwembed report', 'ls', 'extract', 'verify' and 'needs' read ELF files with
+# pyelftools; 'ls' and the others read FIT images with libfdt.
+REPORT_PACKAGES := python3-pyelftools python3-libfdt
 # The tests that need no kernel (make test-quick): no linux-source, no QEMU.
 # The generated table is assembled with the cross toolchain of every
 # architecture the tests cover: arm, arm64, riscv64, and the host's x86_64.

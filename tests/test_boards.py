@@ -16,7 +16,7 @@ from conftest import HARNESS, PYTHON, ROOT, make, run_command
 from fwembedlib.board import load_board
 from fwembedlib.elf import read_sections
 from fwembedlib.manifest import read as read_manifest
-from fwharness import extrafw
+from fwharness import extrafw, listing
 
 pytestmark = pytest.mark.kernel
 BUILD = ROOT / "build"
@@ -125,3 +125,72 @@ def test_make_fit_lists_kernel_dtb_and_initramfs_with_their_sha256():
         assert re.search(rf"^ Image {number} \({node}\)\n(?:  .*\n)*?  Hash algo:    sha256\n"
                          rf"  Hash value:   {digest}$", result.stdout, re.M), node
     assert "Load Address: 0x00008000" in result.stdout
+
+
+def console_listing(log):
+    """The lines the kernel's debugfs listing printed on a board's console."""
+    lines = [line.rstrip("\r") for line in log.read_text(errors="replace").splitlines()]
+    begin = lines.index(listing.BEGIN)
+    return lines[begin + 1:lines.index(listing.END, begin)]
+
+
+def ls_lines(image):
+    result = run_command(f"tools/fwembed ls {image}")
+    assert_ok(result)
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_ls_reads_the_board_images_as_the_kernel_lists_itself(board):
+    """fwembed ls on vmlinux and on the image QEMU booted prints, line for
+    line, the debugfs listing that kernel printed at boot."""
+    out = BUILD / board
+    settings = load_board(ROOT / "boards" / board).settings
+    kernel_listing = console_listing(out / "console.log")
+    for image in (out / "linux" / "vmlinux", out / "linux" / settings["image"]):
+        assert ls_lines(image.relative_to(ROOT)) == kernel_listing, image
+
+
+def test_ls_reads_the_fit_u_boot_booted():
+    """The FIT on virt-uboot's boot disk: its kernel, a zImage, lists as booted."""
+    out = BUILD / "virt-uboot"
+    assert ls_lines((out / "image.fit").relative_to(ROOT)) == console_listing(out / "console.log")
+
+
+def test_ls_reads_the_versatile_uimage_and_fit():
+    """The versatile uImage booted above, its FIT and vmlinux list as that boot did."""
+    out = BUILD / "versatile"
+    kernel_listing = console_listing(out / "console-uimage.log")
+    for image in (out / "uImage", out / "image.fit", out / "linux" / "vmlinux"):
+        assert ls_lines(image.relative_to(ROOT)) == kernel_listing, image
+
+
+def test_extract_gives_the_file_the_list_names(tmp_path):
+    """An xz entry of the versatile kernel's uImage extracts to its source's bytes."""
+    out = tmp_path / "regs-16k.bin"
+    result = run_command(f"tools/fwembed extract build/versatile/uImage fwembed/regs-16k.bin "
+                         f"--out {out}")
+    assert_ok(result)
+    assert out.read_bytes() == (ROOT / "firmware" / "regs-16k.bin").read_bytes()
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS + ["versatile"]))
+def test_verify_names_a_blob_with_a_flipped_bit(board, tmp_path):
+    """verify passes on the board's vmlinux, and names the one entry whose
+    data has a flipped bit in a copy of it."""
+    vmlinux = BUILD / board / "linux" / "vmlinux"
+    assert_ok(run_command(f"tools/fwembed verify {vmlinux.relative_to(ROOT)}"))
+    manifest = read_manifest(BUILD / board / "fw" / "manifest.json")
+    raw = [e for e in manifest if e.builtin and e.compression == "none" and e.size >= 64]
+    entry = max(raw, key=lambda e: (e.size, e.name))
+    data = (BUILD / board / "fw" / f"{entry.blob}.bin").read_bytes()
+    image = bytearray(vmlinux.read_bytes())
+    assert image.count(data) == 1
+    image[image.index(data) + len(data) // 2] ^= 1
+    bad = tmp_path / "vmlinux"
+    bad.write_bytes(image)
+    result = run_command(f"tools/fwembed verify {bad}")
+    assert result.returncode == 1
+    assert result.stdout.count("  FAIL    ") == 1
+    assert f"  FAIL    {entry.name}\n" in result.stdout
+    assert "error: 1 of " in result.stderr and f"'{entry.name}': SHA-256 " in result.stderr

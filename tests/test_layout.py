@@ -16,7 +16,7 @@ from conftest import FWEMBED, TOOLS, write_list
 
 PRODUCT = sorted((TOOLS / "fwembedlib").glob("*.py")) + [FWEMBED]
 # Outside the standard library, the product may import these, in these files only.
-ALLOWED = {"elftools": {"elf.py"}}
+ALLOWED = {"elftools": {"elf.py"}, "libfdt": {"kimage.py"}}
 
 
 def imports(path):
@@ -62,3 +62,15 @@ def test_report_without_pyelftools_says_which_package(fwtree, tmp_path):
     assert result.stderr == ("fwembed: error: reading ELF files needs pyelftools: "
                              "apt-get install python3-pyelftools\n")
 
+
+
+def test_ls_of_a_fit_without_libfdt_says_which_package(tmp_path):
+    """ls on a FIT, where libfdt is missing, names the Debian package."""
+    fit = tmp_path / "image.fit"
+    # The smallest flattened device tree header: magic, then totalsize.
+    fit.write_bytes(bytes.fromhex("d00dfeed") + (40).to_bytes(4, "big") + bytes(32))
+    result = subprocess.run(["/usr/bin/python3", "-S", "-I", FWEMBED, "ls", fit],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert result.stderr == ("fwembed: error: reading a FIT needs libfdt: "
+                             "apt-get install python3-libfdt\n")

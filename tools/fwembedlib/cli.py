@@ -23,6 +23,14 @@ commands:
           each marked present or missing in a firmware directory; with
           --write-list, a firmware list of those present:
               fwembed needs KBUILD_DIR --firmware-dir DIR [--write-list LIST [--force]]
+  ls      list the built-in firmware of a kernel image (vmlinux, Image,
+          zImage, bzImage, uImage or FIT) as the kernel's debugfs listing does:
+              fwembed ls IMAGE
+  extract write one entry's data, decoded, after checking its digest:
+              fwembed extract IMAGE NAME --out FILE [--force]
+  verify  decode every entry of a kernel image and check its size and
+          SHA-256; exit status 1 names each entry that does not match:
+              fwembed verify IMAGE
   config  merge config fragments into a .config, or check that they
           survived olddefconfig:
               fwembed config [--merge] --fragment FRAG [--fragment FRAG ...] --config .config
@@ -69,6 +77,7 @@ from .install import install
 from .kconfig import check_fragments, merge_fragments
 from .needs import needs
 from .report import report
+from .shipped import extract, ls, verify
 from .uboot import make_disk, make_fit, make_uimage
 
 
@@ -265,6 +274,28 @@ def run_needs(args):
     print_lines(needs(args.build, args.firmware_dir, out=args.write_list, force=args.force))
 
 
+def add_shipped(sub):
+    lister = sub.add_parser("ls", help="list the built-in firmware of a kernel image")
+    lister.add_argument("image", metavar="IMAGE")
+    lister.set_defaults(func=lambda args: print_lines(ls(args.image)))
+
+    ext = sub.add_parser("extract", help="write one built-in entry's data")
+    ext.add_argument("image", metavar="IMAGE")
+    ext.add_argument("name", metavar="NAME", help="the firmware name, as drivers request it")
+    ext.add_argument("--out", metavar="FILE", required=True)
+    ext.add_argument("--force", action="store_true", help="replace an existing FILE")
+    ext.set_defaults(func=run_extract)
+
+    check = sub.add_parser("verify", help="check every built-in entry of a kernel image")
+    check.add_argument("image", metavar="IMAGE")
+    check.set_defaults(func=lambda args: print_lines(verify(args.image)))
+
+
+def run_extract(args):
+    size = extract(args.image, args.name, args.out, force=args.force)
+    print(f"  EXTRACT {below_cwd(args.out)} ({size} bytes)")
+
+
 def add_config(sub):
     config = sub.add_parser("config", help="merge fragments, or check they survived")
     config.add_argument("--fragment", metavar="FRAG", action="append", required=True)
@@ -343,8 +374,8 @@ def run_board(args):
         print(board.describe(), end="")
 
 
-COMMANDS = (add_gen, add_install, add_report, add_import_config, add_needs, add_config,
-            add_cpio, add_images, add_board)
+COMMANDS = (add_gen, add_install, add_report, add_import_config, add_needs, add_shipped,
+            add_config, add_cpio, add_images, add_board)
 
 
 def build_parser():
@@ -382,6 +413,11 @@ def main(argv=None, parser=None, prog="fwembed"):
     except FwembedError as err:
         print(err, file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # A reader that stopped early ('fwembed ls IMAGE | head'), as if the
+        # SIGPIPE that Python ignores had ended the process.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as err:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 128 + getattr(err, "signum", signal.SIGINT)

@@ -1,0 +1,267 @@
+"""The kernel inside a kernel image file, and its memory as linked.
+
+A file may wrap the kernel in several layers, each of which says (or
+shows, by its stream's magic) how its payload is compressed:
+
+    uImage      a legacy U-Boot image: 64-byte header, whose ih_comp
+                names the compression of the payload after it
+    FIT         a flattened device tree (python3-libfdt reads it): the
+                first image node of type "kernel", and its "compression"
+    ARM zImage  the decompressor, then the compressed kernel; its
+                stream is found by the magic of gzip, xz, lzma, bzip2
+                or zstd after the zImage header
+    bzImage     x86's setup header gives payload_offset and
+                payload_length; the payload is a compressed ELF file
+    gzip, xz    a whole file compressed (arm64's Image.gz)
+
+Inside is either an ELF file (vmlinux, or x86's stripped copy of it),
+read through its PT_LOAD program headers with pyelftools, or a flat
+image (arm64 Image, the kernel inside a zImage): a copy of the kernel's
+memory from some base address, which the locator gives (locator.py).
+"""
+
+import bz2
+import dataclasses
+import io
+import lzma
+import struct
+import zlib
+
+from . import locator
+from .compress import run_tool
+from .elf import elftools
+from .errors import FwembedError
+
+UIMAGE_MAGIC = 0x27051956
+UIMAGE_HEADER = 64
+UIMAGE_COMPRESSION = {0: "none", 1: "gzip", 2: "bzip2", 3: "lzma", 4: "lzo", 5: "lz4",
+                      6: "zstd"}
+FDT_MAGIC = 0xD00DFEED
+ZIMAGE_MAGIC = 0x016F2818
+STREAM_MAGIC = {"gzip": b"\x1f\x8b\x08", "xz": b"\xfd7zXZ\x00", "lzma": b"\x5d\x00\x00",
+                "bzip2": b"BZh", "zstd": b"\x28\xb5\x2f\xfd", "lzo": b"\x89LZO",
+                "lz4": b"\x02\x21\x4c\x18"}
+
+
+@dataclasses.dataclass
+class Kernel:
+    """The innermost kernel of an image file."""
+    data: bytes
+    layers: list        # how it was reached, outermost first
+    elf: bool
+
+
+def compressed_kind(data):
+    """The compression whose magic starts ``data``, or None."""
+    for kind, magic in STREAM_MAGIC.items():
+        if data.startswith(magic) and kind != "lzma":
+            return kind
+    return None
+
+
+def decompress(kind, data, where):
+    """The first stream of ``data``, decoded; what follows it is ignored."""
+    try:
+        if kind == "none":
+            return data
+        if kind == "gzip":
+            return zlib.decompressobj(wbits=31).decompress(data)
+        if kind in ("xz", "lzma"):
+            fmt = lzma.FORMAT_XZ if kind == "xz" else lzma.FORMAT_ALONE
+            return lzma.LZMADecompressor(format=fmt).decompress(data)
+        if kind == "bzip2":
+            return bz2.BZ2Decompressor().decompress(data)
+    except (zlib.error, lzma.LZMAError, OSError, EOFError) as err:
+        raise FwembedError(where, f"cannot decode its {kind} payload: {err}") from None
+    if kind == "zstd":
+        result = run_tool(["zstd", "-d", "-c", "-q"], where, input=data)
+        if not result.stdout:
+            raise FwembedError(where, "cannot decode its zstd payload: "
+                               + result.stderr.decode(errors="replace").strip())
+        return result.stdout
+    raise FwembedError(where, f"its payload is {kind}-compressed; fwembed reads gzip, xz, "
+                              "lzma, bzip2 and zstd kernels: give vmlinux instead")
+
+
+def be32(data, offset):
+    return struct.unpack_from(">I", data, offset)[0]
+
+
+def le32(data, offset):
+    return struct.unpack_from("<I", data, offset)[0]
+
+
+def uimage_payload(data, where):
+    size = be32(data, 12)
+    kind = UIMAGE_COMPRESSION.get(data[31], f"type {data[31]}")
+    payload = data[UIMAGE_HEADER:UIMAGE_HEADER + size]
+    if len(payload) != size:
+        raise FwembedError(where, f"uImage header says {size} bytes of payload, the file has "
+                                  f"{len(payload)}")
+    return f"uImage ({kind})", decompress(kind, payload, where)
+
+
+def fit_payload(data, where):
+    try:
+        import libfdt  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise FwembedError("fwembed", "reading a FIT needs libfdt: apt-get install "
+                                      "python3-libfdt") from None
+    try:
+        fdt = libfdt.Fdt(data)
+        images = fdt.path_offset("/images")
+        node = fdt.first_subnode(images, libfdt.QUIET_NOTFOUND)
+        while node >= 0:
+            kind = fdt.getprop(node, "type", libfdt.QUIET_NOTFOUND)
+            if not isinstance(kind, int) and kind.as_str() == "kernel":
+                break
+            node = fdt.next_subnode(node, libfdt.QUIET_NOTFOUND)
+        else:
+            raise FwembedError(where, "the FIT has no image of type kernel")
+        name = fdt.get_name(node)
+        comp = fdt.getprop(node, "compression", libfdt.QUIET_NOTFOUND)
+        comp = "none" if isinstance(comp, int) else comp.as_str()
+        payload = fdt.getprop(node, "data", libfdt.QUIET_NOTFOUND)
+        if isinstance(payload, int):
+            size = fdt.getprop(node, "data-size").as_uint32()
+            offset = fdt.getprop(node, "data-offset", libfdt.QUIET_NOTFOUND)
+            if isinstance(offset, int):
+                start = fdt.getprop(node, "data-position").as_uint32()
+            else:
+                start = (fdt.totalsize() + 3 & ~3) + offset.as_uint32()
+            payload = data[start:start + size]
+        payload = bytes(payload)
+    except libfdt.FdtException as err:
+        raise FwembedError(where, f"malformed FIT: {err}") from None
+    return f"FIT image /images/{name} ({comp})", decompress(comp, payload, where)
+
+
+def stream_starts(data, start, per_kind=64):
+    """(offset, kind) of each place after ``start`` where a compressed stream
+    may begin, by offset; at most ``per_kind`` of each kind."""
+    found = []
+    for kind, magic in STREAM_MAGIC.items():
+        offset = data.find(magic, start)
+        for _ in range(per_kind):
+            if offset < 0:
+                break
+            found.append((offset, kind))
+            offset = data.find(magic, offset + 1)
+    return sorted(found)
+
+
+def zimage_payload(data, where):
+    """The kernel of an ARM zImage: the first stream after the header that
+    decodes to more than its own size."""
+    tried = []
+    for offset, kind in stream_starts(data, 0x30):
+        if kind in ("lzo", "lz4"):
+            tried.append(kind)
+            continue
+        try:
+            out = decompress(kind, data[offset:], where)
+        except FwembedError:
+            continue
+        if len(out) > len(data) - offset:
+            return f"ARM zImage ({kind} at {offset:#x})", out
+    unread = f" (it holds {'/'.join(sorted(set(tried)))} data, which fwembed does not read)" \
+        if tried else ""
+    raise FwembedError(where, f"no kernel found in the ARM zImage{unread}; fwembed reads "
+                              "gzip, xz, lzma, bzip2 and zstd: give vmlinux")
+
+
+def bzimage_payload(data, where):
+    setup_sects = data[0x1F1] or 4
+    start = (setup_sects + 1) * 512 + le32(data, 0x248)
+    payload = data[start:start + le32(data, 0x24C)]
+    kind = compressed_kind(payload) or ("lzma" if payload[:3] == STREAM_MAGIC["lzma"]
+                                        else "unknown")
+    return f"x86 bzImage ({kind})", decompress(kind, payload, where)
+
+
+def unwrap(path):
+    """Read the image file at ``path`` and return its innermost Kernel."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except OSError as err:
+        raise FwembedError(path, f"cannot read: {err.strerror}") from None
+    layers = []
+    for _ in range(8):
+        if data[:4] == b"\x7fELF":
+            return Kernel(data, layers + ["ELF"], True)
+        if len(data) >= UIMAGE_HEADER and be32(data, 0) == UIMAGE_MAGIC:
+            layer, data = uimage_payload(data, path)
+        elif len(data) >= 40 and be32(data, 0) == FDT_MAGIC:
+            layer, data = fit_payload(data, path)
+        elif len(data) >= 0x30 and le32(data, 0x24) == ZIMAGE_MAGIC:
+            layer, data = zimage_payload(data, path)
+        elif len(data) >= 0x250 and data[0x202:0x206] == b"HdrS":
+            layer, data = bzimage_payload(data, path)
+        elif compressed_kind(data):
+            kind = compressed_kind(data)
+            layer, data = f"{kind} file", decompress(kind, data, path)
+        else:
+            label = "arm64 Image" if data[0x38:0x3C] == b"ARM\x64" else "flat image"
+            return Kernel(data, layers + [label], False)
+        layers.append(layer)
+    raise FwembedError(path, "more than 8 layers of wrapping: " + " > ".join(layers))
+
+
+class Memory:
+    """The kernel's memory as linked: read(address, size)."""
+
+    def __init__(self, where, spans):
+        self.where = where
+        self.spans = spans      # [(first address, bytes)]
+
+    def read(self, address, size, what):
+        for first, data in self.spans:
+            if first <= address and address + size <= first + len(data):
+                return data[address - first:address - first + size]
+        raise FwembedError(self.where, f"{what}: {size} bytes at {address:#x} are not in the "
+                                       "image")
+
+    def cstring(self, address, what, limit=4096):
+        for first, data in self.spans:
+            if first <= address < first + len(data):
+                start = address - first
+                end = data.find(b"\0", start, start + limit)
+                if end >= 0:
+                    return data[start:end]
+        raise FwembedError(self.where, f"{what}: no string at {address:#x} in the image")
+
+
+def elf_spans(data, where):
+    elf_file, elf_error = elftools()
+    try:
+        return [(seg["p_vaddr"], data[seg["p_offset"]:seg["p_offset"] + seg["p_filesz"]])
+                for seg in elf_file(io.BytesIO(data)).iter_segments()
+                if seg["p_type"] == "PT_LOAD"]
+    except (elf_error, ValueError, IndexError) as err:
+        raise FwembedError(where, f"truncated or malformed ELF file: {err}") from None
+
+
+def memory_and_locator(path):
+    """The Kernel of the image at ``path``, its Memory and its Locator."""
+    kernel = unwrap(path)
+    found = locator.find_all(kernel.data)
+    where = f"{path} ({' > '.join(kernel.layers)})"
+    # A locator inside the data is one of a firmware image (a kernel
+    # embedded as firmware), not this kernel's.
+    found = [loc for loc in found if not loc.data_start <= loc.self < loc.data_end]
+    if not found:
+        raise FwembedError(where, "no fwembed locator: the kernel has no table written by "
+                                  "fwembed gen")
+    if kernel.elf:
+        spans = elf_spans(kernel.data, where)
+        memory = Memory(where, spans)
+        for loc in found:
+            if loc.self and memory.read(loc.self, 16, "locator") == locator.MAGIC:
+                return kernel, memory, loc
+        raise FwembedError(where, "no locator is where its own address says")
+    loc = found[0]
+    if loc.self == 0:
+        raise FwembedError(where, "the table's addresses are zero in this image: they are "
+                                  "filled in at boot (a relocatable kernel); give vmlinux")
+    return kernel, Memory(where, [(loc.self - loc.offset, kernel.data)]), loc

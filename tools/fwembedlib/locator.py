@@ -1,0 +1,95 @@
+"""The locator: where the built-in firmware table is, in a kernel image
+without symbols.
+
+fwembed gen writes one into table.S. A raw arm64 Image, the kernel inside
+an ARM zImage, a uImage or a FIT have no symbol table, so 'fwembed ls'
+finds the table by this block's magic and reads the addresses in it. The
+format is stable: a reader accepts version 1 and refuses any other.
+
+    offset  size  field
+    0       16    magic: "fwembed locator" and a NUL byte
+    16      4     version: 1, in the kernel's byte order (so a reader
+                  that finds 1 in the other order knows the order)
+    20      4     W: bytes in an address, 4 or 8 (__SIZEOF_POINTER__)
+    24      4     words in one table entry (BUILTIN_FW_WORDS)
+    28      4     0, reserved
+    32      W     the address of the locator itself
+    32+W    W     __start_builtin_fw: the sorted table of struct builtin_fw
+    32+2W   W     __end_builtin_fw
+    32+3W   W     __start_builtin_fw_data: the stored images
+    32+4W   W     __end_builtin_fw_data
+
+Addresses are the kernel's virtual addresses as linked. In an image that
+is a flat copy of the kernel from some base address (Image, the payload
+of a zImage), the locator's own address gives that base. It lives in
+.rodata, 8-aligned, and costs 32 + 5 W bytes (72 on a 64-bit kernel).
+"""
+
+import dataclasses
+import struct
+
+MAGIC = b"fwembed locator\0"
+VERSION = 1
+FIELDS = ("self", "table_start", "table_end", "data_start", "data_end")
+
+
+def assembly():
+    """The locator as table.S writes it, after <linux/builtin_fw.h>."""
+    return ("\n/*\n * Where 'fwembed ls' finds this table in a kernel image without\n"
+            " * symbols: format version 1 of fwembed's locator.\n */\n"
+            "\t.pushsection .rodata, \"a\"\n"
+            "\t.balign 8\n"
+            ".L_fwembed_locator:\n"
+            '\t.ascii "fwembed locator\\0"\n'
+            f"\t.long {VERSION}, __SIZEOF_POINTER__, BUILTIN_FW_WORDS, 0\n"
+            "\t.dc.a .L_fwembed_locator, __start_builtin_fw, __end_builtin_fw\n"
+            "\t.dc.a __start_builtin_fw_data, __end_builtin_fw_data\n"
+            "\t.popsection\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Locator:
+    offset: int         # of the magic, in the bytes searched
+    order: str          # "<" or ">", for struct
+    word: int           # 4 or 8
+    entry_words: int
+    self: int
+    table_start: int
+    table_end: int
+    data_start: int
+    data_end: int
+
+    @property
+    def word_format(self):
+        return self.order + ("I" if self.word == 4 else "Q")
+
+
+def parse_at(data, offset):
+    """The Locator whose magic is at ``offset`` of ``data``, or None if the
+    bytes there are not a version 1 locator."""
+    head = data[offset + 16:offset + 32]
+    if len(head) < 16:
+        return None
+    for order in "<>":
+        version, word, entry_words, reserved = struct.unpack(order + "4I", head)
+        if version == VERSION and word in (4, 8) and reserved == 0:
+            break
+    else:
+        return None
+    raw = data[offset + 32:offset + 32 + 5 * word]
+    if len(raw) < 5 * word:
+        return None
+    values = struct.unpack(order + ("I" if word == 4 else "Q") * 5, raw)
+    return Locator(offset, order, word, entry_words, *values)
+
+
+def find_all(data):
+    """Every version 1 Locator in ``data``, in order."""
+    found = []
+    start = data.find(MAGIC)
+    while start >= 0:
+        locator = parse_at(data, start)
+        if locator is not None:
+            found.append(locator)
+        start = data.find(MAGIC, start + 1)
+    return found

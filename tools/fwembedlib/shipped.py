@@ -1,0 +1,157 @@
+"""fwembed ls, extract and verify: the built-in firmware of a kernel image.
+
+The table is read as the kernel reads it: struct builtin_fw entries of
+(name, data, size, stored_size, compression, digest) words, between the
+addresses the locator gives (kimage.py finds the kernel and the locator).
+'ls' prints the same lines as the kernel's debugfs listing
+(/sys/kernel/debug/firmware/builtin); 'extract' writes one entry's data,
+decoded; 'verify' decodes every entry and checks its size and SHA-256.
+"""
+
+import dataclasses
+import hashlib
+import lzma
+import os
+import pathlib
+import struct
+
+from . import atomic
+from .compress import run_tool
+from .errors import FwembedError
+from .kimage import memory_and_locator
+
+COMPRESSION = {0: "none", 1: "xz", 2: "zstd"}
+DIGEST_SIZE = 32
+LISTING_HEADER = "name\tsize\tstored_size\tcompression\tsha256"
+
+
+@dataclasses.dataclass(frozen=True)
+class Builtin:
+    """One entry of a kernel's table."""
+    name: str
+    size: int
+    stored_size: int
+    compression: str
+    digest: bytes       # None when the entry has none (EXTRA_FIRMWARE)
+    stored: bytes
+
+
+@dataclasses.dataclass
+class Table:
+    where: str
+    entries: list
+    data_bytes: int
+
+
+def read_table(path):
+    """The Table of the kernel image at ``path``."""
+    _, memory, loc = memory_and_locator(path)
+    where = memory.where
+    if loc.entry_words < 6:
+        raise FwembedError(where, f"table entries of {loc.entry_words} words; fwembed reads "
+                                  "6 (name, data, size, stored_size, compression, digest)")
+    entry_size = loc.entry_words * loc.word
+    count, rest = divmod(loc.table_end - loc.table_start, entry_size)
+    if rest or count < 0:
+        raise FwembedError(where, f"the table spans {loc.table_end - loc.table_start} bytes, "
+                                  f"not a whole number of {entry_size}-byte entries")
+    layout = loc.word_format[0] + loc.word_format[1] * loc.entry_words
+    entries = []
+    for index in range(count):
+        what = f"table entry {index}"
+        words = struct.unpack(layout, memory.read(loc.table_start + index * entry_size,
+                                                  entry_size, what))
+        name_at, data_at, size, stored_size, compression, digest_at = words[:6]
+        raw_name = memory.cstring(name_at, f"{what}: name")
+        name = raw_name.decode("ascii", "backslashreplace")
+        what = f"{what} ({name!r})"
+        if compression not in COMPRESSION:
+            raise FwembedError(where, f"{what}: unknown compression {compression}")
+        stored = memory.read(data_at, stored_size, f"{what}: data")
+        digest = memory.read(digest_at, DIGEST_SIZE, f"{what}: digest") if digest_at else None
+        entries.append(Builtin(name, size, stored_size, COMPRESSION[compression], digest,
+                               stored))
+    return Table(where, entries, loc.data_end - loc.data_start)
+
+
+def listing(table):
+    """The lines of the kernel's debugfs listing, for this table."""
+    lines = [LISTING_HEADER]
+    for entry in table.entries:
+        digest = entry.digest.hex() if entry.digest else "-"
+        lines.append(f"{entry.name}\t{entry.size}\t{entry.stored_size}\t{entry.compression}"
+                     f"\t{digest}")
+    lines.append(f"# {len(table.entries)} entries, {table.data_bytes} bytes of data")
+    return lines
+
+
+def decoded(table, entry):
+    """The data drivers receive for ``entry``."""
+    where = f"{table.where}: {entry.name!r}"
+    if entry.compression == "none":
+        return entry.stored
+    if entry.compression == "xz":
+        try:
+            return lzma.decompress(entry.stored, format=lzma.FORMAT_XZ)
+        except lzma.LZMAError as err:
+            raise FwembedError(where, f"xz data does not decode: {err}") from None
+    result = run_tool(["zstd", "-d", "-c", "-q"], where, input=entry.stored)
+    if result.returncode != 0:
+        raise FwembedError(where, "zstd data does not decode: "
+                           + result.stderr.decode(errors="replace").strip())
+    return result.stdout
+
+
+def checked(table, entry):
+    """(the data drivers receive, None), or (None, why it is not what the
+    table entry says)."""
+    try:
+        data = decoded(table, entry)
+    except FwembedError as err:
+        return None, err.message
+    if len(data) != entry.size:
+        return None, f"decodes to {len(data)} bytes, the table says {entry.size}"
+    if entry.digest and hashlib.sha256(data).digest() != entry.digest:
+        return None, f"SHA-256 {hashlib.sha256(data).hexdigest()} does not match the " \
+                     f"table's {entry.digest.hex()}"
+    return data, None
+
+
+def ls(path):
+    return listing(read_table(path))
+
+
+def verify(path):
+    """The report's lines; raise FwembedError naming every bad entry."""
+    table = read_table(path)
+    lines, bad = [f"# {table.where}"], []
+    for entry in table.entries:
+        _, why = checked(table, entry)
+        if why:
+            bad.append(f"{entry.name!r}: {why}")
+            lines.append(f"  FAIL    {entry.name}")
+        else:
+            lines.append(f"  {'OK' if entry.digest else 'SIZE OK':<8}{entry.name}"
+                         + ("" if entry.digest else " (no digest: size checked only)"))
+    if bad:
+        print("\n".join(lines), flush=True)
+        raise FwembedError(table.where, f"{len(bad)} of {len(table.entries)} entries do not "
+                                        "match:\n" + "\n".join(bad))
+    lines.append(f"{len(table.entries)} entries verified")
+    return lines
+
+
+def extract(path, name, out, force=False):
+    """Write the data of entry ``name`` to ``out``; return its size."""
+    table = read_table(path)
+    entry = next((e for e in table.entries if e.name == name), None)
+    if entry is None:
+        raise FwembedError(table.where, f"no built-in firmware named {name!r}")
+    out = pathlib.Path(out)
+    if os.path.lexists(out) and not force:
+        raise FwembedError(out, "already exists; give --force to replace it")
+    data, why = checked(table, entry)
+    if why:
+        raise FwembedError(table.where, f"{name!r}: {why}; nothing written")
+    atomic.write_file(out, data)
+    return len(data)
