@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from asmlink import TOOLCHAINS, assemble_and_link
+from asmlink import BASE, LINKER_SCRIPT, TOOLCHAINS, assemble_and_link
 from conftest import ROOT, run_fwembed
 from fwembedlib.fwlist import read_list
 from fwembedlib.manifest import read as read_manifest
@@ -201,3 +201,26 @@ def test_a_locator_inside_firmware_data_is_not_taken(images, tmp_path):
     assert [line.split("\t")[0] for line in ls(flat).splitlines()[1:-1]] == ["vmlinux.bin"]
     manifest = json.loads((tmp_path / "fw" / "manifest.json").read_text())
     assert manifest["entries"][0]["size"] == inner.stat().st_size
+
+
+def test_a_relocatable_arm64_kernel_is_read_through_its_relocations(images, tmp_path):
+    """Linked as arm64 links a RELOCATABLE kernel (-pie --no-apply-dynamic-relocs),
+    the table's pointers are zero in the file: ls reads them from .rela.dyn,
+    in the ELF file and by scanning the flat image."""
+    found, manifest = images
+    arm64 = next(t for t in TOOLCHAINS if t.arch == "arm64")
+    objects = sorted((found["arm64"]["elf"].parent / "obj0").glob("*.o"))
+    script = tmp_path / "pie.lds"
+    script.write_text(LINKER_SCRIPT.replace(
+        "/DISCARD/", ".rela.dyn : ALIGN(8) { *(.rela .rela*) }\n  /DISCARD/"))
+    elf, flat = tmp_path / "vmlinux", tmp_path / "Image"
+    subprocess.run([arm64.tool("ld"), "-pie", "-z", "notext", "--no-apply-dynamic-relocs",
+                    "-T", script, "-o", elf, *objects], check=True)
+    subprocess.run([arm64.tool("objcopy"), "-O", "binary", elf, flat], check=True)
+    symbols = dict(line.split()[::-2] for line in subprocess.run(
+        [arm64.tool("nm"), elf], capture_output=True, text=True, check=True).stdout.splitlines())
+    first_entry = int(symbols["__start_builtin_fw"], 16) - BASE
+    assert flat.read_bytes()[first_entry:first_entry + 16] == bytes(16)
+    for image in (elf, flat):
+        assert mismatches(ls(image), manifest) == []
+        assert run_fwembed("verify", image).returncode == 0

@@ -209,11 +209,18 @@ def unwrap(path):
 
 
 class Memory:
-    """The kernel's memory as linked: read(address, size)."""
+    """The kernel's memory as linked.
 
-    def __init__(self, where, spans):
+    ``relocs`` maps an address to the value that a RELATIVE relocation
+    puts there at boot: a relocatable arm64 kernel is linked with
+    --no-apply-dynamic-relocs, so its pointers are zero in vmlinux and in
+    the Image, and only .rela.dyn says what they will be.
+    """
+
+    def __init__(self, where, spans, relocs=None):
         self.where = where
         self.spans = spans      # [(first address, bytes)]
+        self.relocs = relocs or {}
 
     def read(self, address, size, what):
         for first, data in self.spans:
@@ -221,6 +228,13 @@ class Memory:
                 return data[address - first:address - first + size]
         raise FwembedError(self.where, f"{what}: {size} bytes at {address:#x} are not in the "
                                        "image")
+
+    def words(self, address, count, loc, what):
+        """``count`` words of ``loc``'s size and byte order, relocated."""
+        values = struct.unpack(loc.order + loc.word_format[1] * count,
+                               self.read(address, count * loc.word, what))
+        return [self.relocs.get(address + i * loc.word, value)
+                for i, value in enumerate(values)]
 
     def cstring(self, address, what, limit=4096):
         for first, data in self.spans:
@@ -231,37 +245,93 @@ class Memory:
                     return data[start:end]
         raise FwembedError(self.where, f"{what}: no string at {address:#x} in the image")
 
+    def locator(self, found, address):
+        """``found`` with the addresses read at ``address``, relocated."""
+        return dataclasses.replace(found, **dict(zip(locator.FIELDS, self.words(
+            address + locator.ADDRESSES, len(locator.FIELDS), found, "locator"))))
 
-def elf_spans(data, where):
+
+# The RELATIVE relocation of each architecture whose kernels are linked as
+# position-independent executables with addends (RELA).
+RELATIVE = {"EM_AARCH64": 1027, "EM_X86_64": 8, "EM_RISCV": 3}
+AARCH64_RELATIVE = struct.pack("<Q", RELATIVE["EM_AARCH64"])
+
+
+def elf_memory(data, where):
+    """The Memory of an ELF file: its PT_LOAD segments, and the RELATIVE
+    relocations of its RELA sections; and a function from file offset to
+    address."""
     elf_file, elf_error = elftools()
     try:
-        return [(seg["p_vaddr"], data[seg["p_offset"]:seg["p_offset"] + seg["p_filesz"]])
-                for seg in elf_file(io.BytesIO(data)).iter_segments()
-                if seg["p_type"] == "PT_LOAD"]
+        elf = elf_file(io.BytesIO(data))
+        segments = [(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"])
+                    for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
+        relative = RELATIVE.get(elf["e_machine"])
+        relocs = {}
+        for section in elf.iter_sections():
+            if section["sh_type"] == "SHT_RELA" and relative is not None:
+                relocs.update((r["r_offset"], r["r_addend"]) for r in section.iter_relocations()
+                              if r["r_info_type"] == relative)
     except (elf_error, ValueError, IndexError) as err:
         raise FwembedError(where, f"truncated or malformed ELF file: {err}") from None
+
+    def address_of(offset):
+        for vaddr, start, size in segments:
+            if start <= offset < start + size:
+                return vaddr + offset - start
+        return None
+
+    spans = [(vaddr, data[start:start + size]) for vaddr, start, size in segments]
+    return Memory(where, spans, relocs), address_of
+
+
+def flat_relocations(data, found):
+    """The locator's address and {address: value} of a flat little-endian
+    64-bit image's R_AARCH64_RELATIVE records (Elf64_Rela: r_offset,
+    r_info, r_addend), found by scanning: the record that fills the
+    locator's own address slot gives the locator's address."""
+    relocs = {}
+    at = data.find(AARCH64_RELATIVE)
+    while at >= 0:
+        if at % 8 == 0 and at >= 8:
+            offset, _, addend = struct.unpack_from("<QQq", data, at - 8)
+            relocs[offset] = addend % (1 << 64)
+        at = data.find(AARCH64_RELATIVE, at + 1)
+    slot = locator.ADDRESSES
+    for offset, addend in relocs.items():
+        if offset - addend == slot and all(offset + 8 * i in relocs for i in range(1, 5)):
+            return addend, relocs
+    return None, relocs
 
 
 def memory_and_locator(path):
     """The Kernel of the image at ``path``, its Memory and its Locator."""
     kernel = unwrap(path)
-    found = locator.find_all(kernel.data)
     where = f"{path} ({' > '.join(kernel.layers)})"
+    found = locator.find_all(kernel.data)
+    candidates = []
+    if kernel.elf:
+        memory, address_of = elf_memory(kernel.data, where)
+        for loc in found:
+            address = address_of(loc.offset)
+            if address is not None:
+                candidates.append(memory.locator(loc, address))
+    elif found:
+        loc = found[0]
+        address = loc.self
+        relocs = {}
+        if address == 0 and loc.word == 8 and loc.order == "<":
+            address, relocs = flat_relocations(kernel.data, loc)
+        if not address:
+            raise FwembedError(where, "the table's addresses are zero in this image, and no "
+                                      "relocation records say what they become at boot")
+        memory = Memory(where, [(address - loc.offset, kernel.data)], relocs)
+        candidates = [memory.locator(other, address - loc.offset + other.offset)
+                      for other in found]
     # A locator inside the data is one of a firmware image (a kernel
     # embedded as firmware), not this kernel's.
-    found = [loc for loc in found if not loc.data_start <= loc.self < loc.data_end]
-    if not found:
+    candidates = [loc for loc in candidates if not loc.data_start <= loc.self < loc.data_end]
+    if not candidates:
         raise FwembedError(where, "no fwembed locator: the kernel has no table written by "
                                   "fwembed gen")
-    if kernel.elf:
-        spans = elf_spans(kernel.data, where)
-        memory = Memory(where, spans)
-        for loc in found:
-            if loc.self and memory.read(loc.self, 16, "locator") == locator.MAGIC:
-                return kernel, memory, loc
-        raise FwembedError(where, "no locator is where its own address says")
-    loc = found[0]
-    if loc.self == 0:
-        raise FwembedError(where, "the table's addresses are zero in this image: they are "
-                                  "filled in at boot (a relocatable kernel); give vmlinux")
-    return kernel, Memory(where, [(loc.self - loc.offset, kernel.data)]), loc
+    return kernel, memory, candidates[0]

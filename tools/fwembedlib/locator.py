@@ -31,6 +31,7 @@ import struct
 MAGIC = b"fwembed locator\0"
 VERSION = 1
 FIELDS = ("self", "table_start", "table_end", "data_start", "data_end")
+ADDRESSES = 32      # the offset of the first address, "self"
 
 
 def assembly():

@@ -13,7 +13,6 @@ import hashlib
 import lzma
 import os
 import pathlib
-import struct
 
 from . import atomic
 from .compress import run_tool
@@ -55,12 +54,10 @@ def read_table(path):
     if rest or count < 0:
         raise FwembedError(where, f"the table spans {loc.table_end - loc.table_start} bytes, "
                                   f"not a whole number of {entry_size}-byte entries")
-    layout = loc.word_format[0] + loc.word_format[1] * loc.entry_words
     entries = []
     for index in range(count):
         what = f"table entry {index}"
-        words = struct.unpack(layout, memory.read(loc.table_start + index * entry_size,
-                                                  entry_size, what))
+        words = memory.words(loc.table_start + index * entry_size, loc.entry_words, loc, what)
         name_at, data_at, size, stored_size, compression, digest_at = words[:6]
         raw_name = memory.cstring(name_at, f"{what}: name")
         name = raw_name.decode("ascii", "backslashreplace")
