@@ -141,20 +141,15 @@ def test_an_unknown_name_is_an_error(images, tmp_path):
     assert result.stderr.endswith("error: no built-in firmware named 'no/such.bin'\n")
 
 
-def wrap_uimage(flat, tmp_path):
-    out = tmp_path / "uImage"
-    result = run_fwembed("uimage", "--board", ROOT / "boards" / "versatile", "--kernel", flat,
-                         "--out", out)
-    assert result.returncode == 0, result.stderr
-    return out
-
-
-def wrap_fit(flat, tmp_path):
-    out = tmp_path / "image.fit"
-    result = run_fwembed("fit", "--board", ROOT / "boards" / "versatile", "--kernel", flat,
-                         "--out", out)
-    assert result.returncode == 0, result.stderr
-    return out
+def wrap_with(command, name):
+    """A wrapper that runs 'fwembed COMMAND' for the versatile board."""
+    def wrap(flat, tmp_path):
+        out = tmp_path / name
+        result = run_fwembed(command, "--board", ROOT / "boards" / "versatile", "--kernel",
+                             flat, "--out", out)
+        assert result.returncode == 0, result.stderr
+        return out
+    return wrap
 
 
 def wrap_gzip(flat, tmp_path):
@@ -163,9 +158,10 @@ def wrap_gzip(flat, tmp_path):
     return out
 
 
-@pytest.mark.parametrize("wrap,layers", [(wrap_uimage, "uImage (none) > flat image"),
-                                         (wrap_fit, "FIT image /images/kernel (none) > "
-                                                    "flat image"),
+@pytest.mark.parametrize("wrap,layers", [(wrap_with("uimage", "uImage"),
+                                          "uImage (none) > flat image"),
+                                         (wrap_with("fit", "image.fit"),
+                                          "FIT image /images/kernel (none) > flat image"),
                                          (wrap_gzip, "gzip file > flat image")],
                          ids=["uImage", "FIT", "gzip"])
 def test_wrapped_images_list_the_same(images, tmp_path, wrap, layers):

@@ -44,34 +44,32 @@ class Section:
         return self.type == SHT_NOBITS
 
 
-def read_sections(path):
-    """Return the Sections of the ELF file at ``path``, in header order
-    (the null section first, as readelf numbers them)."""
+def with_elf(path, read):
+    """``read(ELFFile)`` of the ELF file at ``path``; errors name the file."""
     elf_file, elf_error = elftools()
     try:
         with open(path, "rb") as stream:
             if stream.read(4) != b"\x7fELF":
                 raise FwembedError(path, "not an ELF file")
             stream.seek(0)
-            return [Section(s.name, s["sh_type"], s["sh_flags"], s["sh_addr"], s["sh_size"])
-                    for s in elf_file(stream).iter_sections()]
+            return read(elf_file(stream))
     except OSError as err:
         raise FwembedError(path, f"cannot read: {err.strerror}") from None
     except (elf_error, ValueError, IndexError) as err:
         raise FwembedError(path, f"truncated or malformed ELF file: {err}") from None
+
+
+def read_sections(path):
+    """Return the Sections of the ELF file at ``path``, in header order
+    (the null section first, as readelf numbers them)."""
+    return with_elf(path, lambda elf: [
+        Section(s.name, s["sh_type"], s["sh_flags"], s["sh_addr"], s["sh_size"])
+        for s in elf.iter_sections()])
 
 
 def section_data(path, name):
     """The bytes of the ELF file's section ``name``; b"" if it has none."""
-    elf_file, elf_error = elftools()
-    try:
-        with open(path, "rb") as stream:
-            if stream.read(4) != b"\x7fELF":
-                raise FwembedError(path, "not an ELF file")
-            stream.seek(0)
-            section = elf_file(stream).get_section_by_name(name)
-            return b"" if section is None else section.data()
-    except OSError as err:
-        raise FwembedError(path, f"cannot read: {err.strerror}") from None
-    except (elf_error, ValueError, IndexError) as err:
-        raise FwembedError(path, f"truncated or malformed ELF file: {err}") from None
+    def read(elf):
+        section = elf.get_section_by_name(name)
+        return b"" if section is None else section.data()
+    return with_elf(path, read)
