@@ -85,7 +85,8 @@ def test_verify_passes_on_an_intact_image(images, arch):
     result = run_fwembed("verify", found[arch]["elf"])
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n  OK      ") == len(SOURCES)
-    assert result.stdout.endswith(f"{len(SOURCES)} entries verified\n")
+    assert result.stdout.endswith(f"{len(SOURCES)} entries verified: {len(SOURCES)} by "
+                                  "SHA-256\n")
 
 
 def flip_inside(image, data, out):

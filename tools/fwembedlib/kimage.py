@@ -267,10 +267,12 @@ def elf_memory(data, where):
         segments = [(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"])
                     for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
         relative = RELATIVE.get(elf["e_machine"])
+        mask = (1 << elf.elfclass) - 1     # r_addend is signed
         relocs = {}
         for section in elf.iter_sections():
             if section["sh_type"] == "SHT_RELA" and relative is not None:
-                relocs.update((r["r_offset"], r["r_addend"]) for r in section.iter_relocations()
+                relocs.update((r["r_offset"], r["r_addend"] & mask)
+                              for r in section.iter_relocations()
                               if r["r_info_type"] == relative)
     except (elf_error, ValueError, IndexError) as err:
         raise FwembedError(where, f"truncated or malformed ELF file: {err}") from None
@@ -295,7 +297,7 @@ def flat_relocations(data, found):
     while at >= 0:
         if at % 8 == 0 and at >= 8:
             offset, _, addend = struct.unpack_from("<QQq", data, at - 8)
-            relocs[offset] = addend % (1 << 64)
+            relocs[offset] = addend & ((1 << 64) - 1)
         at = data.find(AARCH64_RELATIVE, at + 1)
     slot = locator.ADDRESSES
     for offset, addend in relocs.items():

@@ -134,7 +134,10 @@ def verify(path):
         print("\n".join(lines), flush=True)
         raise FwembedError(table.where, f"{len(bad)} of {len(table.entries)} entries do not "
                                         "match:\n" + "\n".join(bad))
-    lines.append(f"{len(table.entries)} entries verified")
+    hashed = sum(1 for entry in table.entries if entry.digest)
+    sized = len(table.entries) - hashed
+    lines.append(f"{len(table.entries)} entries verified: {hashed} by SHA-256"
+                 + (f", {sized} by size only (no digest)" if sized else ""))
     return lines
 
 
