@@ -25,6 +25,7 @@ import pytest
 
 from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make
 from fwembedlib.board import load_board
+from fwharness.qemu import qemu_command
 from test_patches import series
 
 SERIES = ROOT / "build" / "series"
@@ -35,6 +36,7 @@ BOARD = load_board(BOARD_DIR)
 # that ccache sees the same relative paths and reuses the board's objects.
 OUT = SERIES / "x86_64" / "linux"
 IMAGE = OUT / BOARD.settings["image"]
+KUNIT_IMAGE = SERIES / "bzImage-kunit"
 INTREE_NAME = "fwembed-intree.bin"
 INTREE_DATA = bytes(range(255, -1, -1)) * 3
 # Every option the series adds. The boots leave out the KUnit suite, whose
@@ -139,6 +141,11 @@ def series_run():
         configure(tree, OUT, firmware_fragment(fwdir), EVERY_OPTION)
         run.builds[patch.name] = kmake(tree, OUT, "vmlinux")
     else:
+        # The last build has every option, the KUnit suite among them: keep
+        # a bootable image of it for test_kunit_suite_passes_at_boot.
+        images = kmake(tree, OUT, "bzImage")
+        assert images.returncode == 0, images.stderr[-3000:]
+        shutil.copyfile(IMAGE, KUNIT_IMAGE)
         configure(tree, OUT, firmware_fragment(fwdir))
         images = kmake(tree, OUT, "bzImage")
         assert images.returncode == 0, images.stderr[-3000:]
@@ -174,6 +181,37 @@ def test_generated_and_intree_firmware_load_side_by_side(series_run):
     assert f'# size={len(INTREE_DATA)} sha256={digest} name="{INTREE_NAME}"' in console
     assert f"  PASS  {len(INTREE_DATA):>9} B  {digest[:12]}  {INTREE_NAME}" in \
         series_run.boot.stdout
+
+
+@pytest.mark.kernel
+def test_kunit_suite_passes_at_boot(series_run):
+    """The series' KUnit suite, built into the kernel with every option, runs at
+    boot in QEMU; the kernel's own kunit.py reads the console, and every case
+    of the suite passes. (make kunit runs the same suite on ARM, in the kernel
+    kunit.py builds.)"""
+    assert series_run.boot is not None
+    log = SERIES / "console-kunit.log"
+    command = qemu_command(BOARD, KUNIT_IMAGE, None)
+    with open(log, "w", encoding="utf-8") as out:
+        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=600, check=False)
+    # The boot self-test prints a KTAP document of its own first; kunit.py
+    # reads the one KUnit prints, which starts at the top-level KTAP line
+    # before its first subtest.
+    lines = log.read_text(errors="replace").splitlines(keepends=True)
+    first_suite = next(i for i, line in enumerate(lines) if "# Subtest: firmware_loader_" in line)
+    start = max(i for i in range(first_suite) if lines[i].rstrip() == "KTAP version 1")
+    ktap = SERIES / "console-kunit.ktap"
+    ktap.write_text("".join(lines[start:]))
+    parsed = sh([PYTHON, "tools/testing/kunit/kunit.py", "parse", ktap], series_run.tree)
+    output = parsed.stdout + parsed.stderr
+    assert parsed.returncode == 0, output[-4000:]
+    source = series_run.tree / "drivers/base/firmware_loader/builtin/builtin_kunit.c"
+    cases = re.findall(r"^\s*KUNIT_CASE\((\w+)\)", source.read_text(), re.M)
+    assert len(cases) >= 10
+    for case in cases:
+        assert re.search(rf"\[PASSED\] {case}\b", output), f"{case} did not pass"
+    summary = re.search(r"Testing complete\. Ran (\d+) tests: passed: (\d+)", output)
+    assert summary and summary.group(1) == summary.group(2) == str(len(cases)), output[-2000:]
 
 
 @pytest.mark.kernel
