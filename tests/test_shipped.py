@@ -221,3 +221,27 @@ def test_a_relocatable_arm64_kernel_is_read_through_its_relocations(images, tmp_
     for image in (elf, flat):
         assert mismatches(ls(image), manifest) == []
         assert run_fwembed("verify", image).returncode == 0
+
+
+def test_a_truncated_image_is_an_error(images, tmp_path):
+    """A gzip file cut short: the message says so, rather than listing what decoded."""
+    found, _ = images
+    whole = gzip.compress(found["arm"]["flat"].read_bytes(), mtime=0)
+    cut = tmp_path / "Image.gz"
+    cut.write_bytes(whole[:len(whole) - 100])
+    result = run_fwembed("ls", cut)
+    assert result.returncode == 1
+    assert result.stderr == f"{cut}: error: its gzip payload ends early: the file is truncated\n"
+
+
+def test_a_truncated_zimage_is_an_error(tmp_path):
+    """A zImage cut inside its compressed kernel names the stream that ends early."""
+    zimage = bytearray(0x40)
+    zimage[0x24:0x28] = (0x016F2818).to_bytes(4, "little")
+    stream = gzip.compress(bytes(range(256)) * 4096, mtime=0)
+    cut = tmp_path / "zImage"
+    cut.write_bytes(bytes(zimage) + stream[:len(stream) // 2])
+    result = run_fwembed("ls", cut)
+    assert result.returncode == 1
+    assert result.stderr == (f"{cut}: error: the gzip stream at 0x40 of the ARM zImage ends "
+                             "early: the file is truncated\n")

@@ -61,18 +61,21 @@ def compressed_kind(data):
 
 def decompress(kind, data, where):
     """The first stream of ``data``, decoded; what follows it is ignored."""
-    try:
-        if kind == "none":
-            return data
-        if kind == "gzip":
-            return zlib.decompressobj(wbits=31).decompress(data)
-        if kind in ("xz", "lzma"):
-            fmt = lzma.FORMAT_XZ if kind == "xz" else lzma.FORMAT_ALONE
-            return lzma.LZMADecompressor(format=fmt).decompress(data)
-        if kind == "bzip2":
-            return bz2.BZ2Decompressor().decompress(data)
-    except (zlib.error, lzma.LZMAError, OSError, EOFError) as err:
-        raise FwembedError(where, f"cannot decode its {kind} payload: {err}") from None
+    if kind == "none":
+        return data
+    decoders = {"gzip": lambda: zlib.decompressobj(wbits=31),
+                "xz": lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ),
+                "lzma": lambda: lzma.LZMADecompressor(format=lzma.FORMAT_ALONE),
+                "bzip2": bz2.BZ2Decompressor}
+    if kind in decoders:
+        decoder = decoders[kind]()
+        try:
+            out = decoder.decompress(data)
+        except (zlib.error, lzma.LZMAError, OSError, EOFError) as err:
+            raise FwembedError(where, f"cannot decode its {kind} payload: {err}") from None
+        if not decoder.eof:
+            raise FwembedError(where, f"its {kind} payload ends early: the file is truncated")
+        return out
     if kind == "zstd":
         result = run_tool(["zstd", "-d", "-c", "-q"], where, input=data)
         if not result.stdout:
@@ -160,7 +163,10 @@ def zimage_payload(data, where):
             continue
         try:
             out = decompress(kind, data[offset:], where)
-        except FwembedError:
+        except FwembedError as err:
+            if "ends early" in err.message:
+                raise FwembedError(where, f"the {kind} stream at {offset:#x} of the ARM zImage "
+                                          "ends early: the file is truncated") from None
             continue
         if len(out) > len(data) - offset:
             return f"ARM zImage ({kind} at {offset:#x})", out
