@@ -3,7 +3,7 @@ clean Linux 6.1 git tree, the table generated, the options set, the kernel built
 
 The script runs with HOME set to build/own-kernel, laid out as the page
 assumes: ~/src/linux is a fresh git tree of Debian's linux-source-6.1, and
-~/src/fwembed this repository. A cross compiler wrapper that calls ccache
+~/src/fwembed this repository. A compiler wrapper that calls ccache
 comes first in PATH, so that a second run builds from the cache; the
 script itself does not know about it.
 """
@@ -19,7 +19,8 @@ from doccmds import script
 pytestmark = pytest.mark.kernel
 HOME = ROOT / "build" / "own-kernel"
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
-CROSS_GCC = "arm-linux-gnueabi-gcc"
+# The compiler the page builds with, wrapped to call ccache.
+COMPILER = "gcc"
 
 
 def doc_script(page):
@@ -48,8 +49,8 @@ def home():
     bindir = HOME / "bin"
     bindir.mkdir()
     if shutil.which("ccache"):
-        wrapper = bindir / CROSS_GCC
-        wrapper.write_text(f'#!/bin/sh\nexec ccache /usr/bin/{CROSS_GCC} "$@"\n')
+        wrapper = bindir / COMPILER
+        wrapper.write_text(f'#!/bin/sh\nexec ccache /usr/bin/{COMPILER} "$@"\n')
         wrapper.chmod(0o755)
     return HOME
 
