@@ -198,6 +198,18 @@ def test_a_locator_inside_firmware_data_is_not_taken(images, tmp_path):
     assert [line.split("\t")[0] for line in ls(flat).splitlines()[1:-1]] == ["vmlinux.bin"]
     manifest = json.loads((tmp_path / "fw" / "manifest.json").read_text())
     assert manifest["entries"][0]["size"] == inner.stat().st_size
+    # Linked with the data before .rodata, the embedded locator comes first
+    # in the file: the ELF file's own is still the one taken.
+    script = tmp_path / "data-first.lds"
+    rodata = "  .rodata : { *(.rodata) *(.rodata.*) }\n"
+    script.write_text(LINKER_SCRIPT.replace(rodata, "").replace("/DISCARD/", rodata + "  /DISCARD/"))
+    data_first = tmp_path / "data-first.elf"
+    subprocess.run([TOOLCHAINS[0].tool("ld"), "-T", script, "-o", data_first,
+                    *sorted((tmp_path / "outer" / "obj0").glob("*.o"))], check=True)
+    raw = data_first.read_bytes()
+    assert raw.index(b"fwembed locator\0") < raw.rindex(b"fwembed locator\0")
+    assert [line.split("\t")[0] for line in ls(data_first).splitlines()[1:-1]] == \
+        ["vmlinux.bin"]
 
 
 def test_a_relocatable_arm64_kernel_is_read_through_its_relocations(images, tmp_path):

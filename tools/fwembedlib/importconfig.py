@@ -20,7 +20,7 @@ from .errors import FwembedError
 from .fwlist import format_list, representable
 from .kconfig import parse_config
 from .names import name_problem
-from .outdir import OutDir
+from .outdir import write_output_file
 
 
 def kconfig_string(raw, where, symbol):
@@ -111,13 +111,5 @@ def import_config(config, srctree=None, out=None, force=False):
     entries, names_value, folder = import_entries(config, srctree)
     text = list_text(config, entries, names_value, folder)
     if out is not None:
-        out = pathlib.Path(out)
-        if os.path.lexists(out) and not force:
-            raise FwembedError(out, "already exists; give --force to replace it")
-        if out.is_dir():
-            raise FwembedError(out, "is a directory")
-        outdir = OutDir(out.parent)
-        outdir.check_usable()
-        outdir.create()
-        outdir.write_text(out.name, text)
+        write_output_file(out, text, force)
     return text

@@ -59,8 +59,9 @@ def compressed_kind(data):
     return None
 
 
-def decompress(kind, data, where):
-    """The first stream of ``data``, decoded; what follows it is ignored."""
+def decompress(kind, data, where, short="the file is truncated"):
+    """The first stream of ``data``, decoded; what follows it is ignored.
+    ``short`` says why a stream that ends early does."""
     if kind == "none":
         return data
     decoders = {"gzip": lambda: zlib.decompressobj(wbits=31),
@@ -74,11 +75,13 @@ def decompress(kind, data, where):
         except (zlib.error, lzma.LZMAError, OSError, EOFError) as err:
             raise FwembedError(where, f"cannot decode its {kind} payload: {err}") from None
         if not decoder.eof:
-            raise FwembedError(where, f"its {kind} payload ends early: the file is truncated")
+            raise FwembedError(where, f"its {kind} payload ends early: {short}")
         return out
     if kind == "zstd":
         result = run_tool(["zstd", "-d", "-c", "-q"], where, input=data)
-        if not result.stdout:
+        # Bytes after the frame (a zImage's size word) fail the command
+        # after it has written the frame's data.
+        if result.returncode != 0 and not result.stdout:
             raise FwembedError(where, "cannot decode its zstd payload: "
                                + result.stderr.decode(errors="replace").strip())
         return result.stdout
@@ -204,8 +207,7 @@ def unwrap(path):
             layer, data = zimage_payload(data, path)
         elif len(data) >= 0x250 and data[0x202:0x206] == b"HdrS":
             layer, data = bzimage_payload(data, path)
-        elif compressed_kind(data):
-            kind = compressed_kind(data)
+        elif kind := compressed_kind(data):
             layer, data = f"{kind} file", decompress(kind, data, path)
         else:
             label = "arm64 Image" if data[0x38:0x3C] == b"ARM\x64" else "flat image"
@@ -237,8 +239,7 @@ class Memory:
 
     def words(self, address, count, loc, what):
         """``count`` words of ``loc``'s size and byte order, relocated."""
-        values = struct.unpack(loc.order + loc.word_format[1] * count,
-                               self.read(address, count * loc.word, what))
+        values = struct.unpack(loc.words_format(count), self.read(address, count * loc.word, what))
         return [self.relocs.get(address + i * loc.word, value)
                 for i, value in enumerate(values)]
 
@@ -293,7 +294,7 @@ def elf_memory(data, where):
     return Memory(where, spans, relocs), address_of
 
 
-def flat_relocations(data, found):
+def flat_relocations(data):
     """The locator's address and {address: value} of a flat little-endian
     64-bit image's R_AARCH64_RELATIVE records (Elf64_Rela: r_offset,
     r_info, r_addend), found by scanning: the record that fills the
@@ -317,28 +318,35 @@ def memory_and_locator(path):
     kernel = unwrap(path)
     where = f"{path} ({' > '.join(kernel.layers)})"
     found = locator.find_all(kernel.data)
-    candidates = []
+    candidates = []     # (Locator, the address where its bytes are)
     if kernel.elf:
         memory, address_of = elf_memory(kernel.data, where)
         for loc in found:
             address = address_of(loc.offset)
             if address is not None:
-                candidates.append(memory.locator(loc, address))
+                candidates.append((memory.locator(loc, address), address))
     elif found:
+        # The kernel's own locator is in .rodata, which vmlinux.lds.h puts
+        # before the firmware data: the first one found gives the base.
         loc = found[0]
         address = loc.self
         relocs = {}
         if address == 0 and loc.word == 8 and loc.order == "<":
-            address, relocs = flat_relocations(kernel.data, loc)
+            address, relocs = flat_relocations(kernel.data)
         if not address:
             raise FwembedError(where, "the table's addresses are zero in this image, and no "
                                       "relocation records say what they become at boot")
-        memory = Memory(where, [(address - loc.offset, kernel.data)], relocs)
-        candidates = [memory.locator(other, address - loc.offset + other.offset)
+        base = address - loc.offset
+        memory = Memory(where, [(base, kernel.data)], relocs)
+        candidates = [(memory.locator(other, base + other.offset), base + other.offset)
                       for other in found]
-    # A locator inside the data is one of a firmware image (a kernel
-    # embedded as firmware), not this kernel's.
-    candidates = [loc for loc in candidates if not loc.data_start <= loc.self < loc.data_end]
+    # The kernel's own locator is where its own address says, and outside
+    # the firmware data. One inside the data is a kernel embedded as
+    # firmware: it holds that kernel's addresses, which may happen to match.
+    candidates = [(loc, address) for loc, address in candidates if loc.self == address]
+    candidates = [loc for loc, address in candidates
+                  if not any(other is not loc and other.data_start <= address < other.data_end
+                             for other, _ in candidates)]
     if not candidates:
         raise FwembedError(where, "no fwembed locator: the kernel has no table written by "
                                   "fwembed gen")

@@ -60,15 +60,19 @@ class Locator:
     data_start: int
     data_end: int
 
-    @property
-    def word_format(self):
-        return self.order + ("I" if self.word == 4 else "Q")
+    def words_format(self, count):
+        """The struct format of ``count`` words of this kernel."""
+        return words_format(self.order, self.word, count)
+
+
+def words_format(order, word, count):
+    return order + ("I" if word == 4 else "Q") * count
 
 
 def parse_at(data, offset):
     """The Locator whose magic is at ``offset`` of ``data``, or None if the
     bytes there are not a version 1 locator."""
-    head = data[offset + 16:offset + 32]
+    head = data[offset + len(MAGIC):offset + ADDRESSES]
     if len(head) < 16:
         return None
     for order in "<>":
@@ -77,10 +81,10 @@ def parse_at(data, offset):
             break
     else:
         return None
-    raw = data[offset + 32:offset + 32 + 5 * word]
-    if len(raw) < 5 * word:
+    raw = data[offset + ADDRESSES:offset + ADDRESSES + len(FIELDS) * word]
+    if len(raw) < len(FIELDS) * word:
         return None
-    values = struct.unpack(order + ("I" if word == 4 else "Q") * 5, raw)
+    values = struct.unpack(words_format(order, word, len(FIELDS)), raw)
     return Locator(offset, order, word, entry_words, *values)
 
 

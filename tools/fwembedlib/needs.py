@@ -34,7 +34,7 @@ from .elf import section_data
 from .errors import FwembedError
 from .fwlist import format_list, representable
 from .names import name_problem
-from .outdir import OutDir
+from .outdir import write_output_file
 from .source import SUFFIXES
 
 BUILTIN_MODINFO = "modules.builtin.modinfo"
@@ -63,7 +63,12 @@ class Found:
 
     @property
     def pattern(self):
-        return any(ch in self.name for ch in PATTERN_CHARS)
+        return is_pattern(self.name)
+
+
+def is_pattern(name):
+    """Whether ``name`` is a glob that the driver fills in at run time."""
+    return any(ch in name for ch in PATTERN_CHARS)
 
 
 def modinfo_strings(data, where):
@@ -187,7 +192,7 @@ def version_groups(declared):
     version at the end of the file name."""
     groups = {}
     for decl in declared:
-        if any(ch in decl.name for ch in PATTERN_CHARS):
+        if is_pattern(decl.name):
             continue
         names = groups.setdefault((decl.module, version_key(decl.name)), [])
         if decl.name not in names:
@@ -241,19 +246,11 @@ def write_list(out, found, build, firmware_dir, force):
                                      "without '\"'; no list written")
     if not entries:
         raise FwembedError(firmware_dir, "has none of the declared firmware; no list written")
-    out = pathlib.Path(out)
-    if os.path.lexists(out) and not force:
-        raise FwembedError(out, "already exists; give --force to replace it")
-    if out.is_dir():
-        raise FwembedError(out, "is a directory")
     text = format_list([f"Firmware that the drivers of {build} declare (MODULE_FIRMWARE),",
                         f"found in {firmware_dir} by 'fwembed needs'. Patterns and missing",
                         "names are left out. Add license=SPDX to each entry for 'make report'."],
                        entries)
-    outdir = OutDir(out.parent)
-    outdir.check_usable()
-    outdir.create()
-    outdir.write_text(out.name, text)
+    write_output_file(out, text, force)
     return len(entries)
 
 

@@ -1,5 +1,6 @@
 """Writing one file of a command's output (report --json, import-config
---out): atomically, and only if it changed.
+--out, needs --write-list, extract --out): atomically, and only if it
+changed.
 
 The file is replaced all at once (atomic.py), so a reader never sees half
 of it. A file whose content is unchanged is not touched, so make sees
@@ -51,3 +52,17 @@ class OutDir:
         if written:
             self.report(self.path / name)
         return written
+
+
+def write_output_file(out, data, force=False):
+    """Write ``data`` (bytes or text) to the file ``out`` that a command was
+    asked to write. An existing file is replaced only with ``force``."""
+    out = pathlib.Path(out)
+    if os.path.lexists(out) and not force:
+        raise FwembedError(out, "already exists; give --force to replace it")
+    if out.is_dir():
+        raise FwembedError(out, "is a directory")
+    outdir = OutDir(out.parent)
+    outdir.check_usable()
+    outdir.create()
+    outdir.write_bytes(out.name, data.encode() if isinstance(data, str) else data)

@@ -10,14 +10,10 @@ decoded; 'verify' decodes every entry and checks its size and SHA-256.
 
 import dataclasses
 import hashlib
-import lzma
-import os
-import pathlib
 
-from . import atomic
-from .compress import run_tool
 from .errors import FwembedError
-from .kimage import memory_and_locator
+from .kimage import decompress, memory_and_locator
+from .outdir import write_output_file
 
 COMPRESSION = {0: "none", 1: "xz", 2: "zstd"}
 DIGEST_SIZE = 32
@@ -84,19 +80,8 @@ def listing(table):
 
 def decoded(table, entry):
     """The data drivers receive for ``entry``."""
-    where = f"{table.where}: {entry.name!r}"
-    if entry.compression == "none":
-        return entry.stored
-    if entry.compression == "xz":
-        try:
-            return lzma.decompress(entry.stored, format=lzma.FORMAT_XZ)
-        except lzma.LZMAError as err:
-            raise FwembedError(where, f"xz data does not decode: {err}") from None
-    result = run_tool(["zstd", "-d", "-c", "-q"], where, input=entry.stored)
-    if result.returncode != 0:
-        raise FwembedError(where, "zstd data does not decode: "
-                           + result.stderr.decode(errors="replace").strip())
-    return result.stdout
+    return decompress(entry.compression, entry.stored, f"{table.where}: {entry.name!r}",
+                      short="the image is damaged")
 
 
 def checked(table, entry):
@@ -147,11 +132,8 @@ def extract(path, name, out, force=False):
     entry = next((e for e in table.entries if e.name == name), None)
     if entry is None:
         raise FwembedError(table.where, f"no built-in firmware named {name!r}")
-    out = pathlib.Path(out)
-    if os.path.lexists(out) and not force:
-        raise FwembedError(out, "already exists; give --force to replace it")
     data, why = checked(table, entry)
     if why:
         raise FwembedError(table.where, f"{name!r}: {why}; nothing written")
-    atomic.write_file(out, data)
+    write_output_file(out, data, force)
     return len(data)
