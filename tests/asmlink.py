@@ -39,7 +39,8 @@ TOOLCHAINS = [ARM, Toolchain("arm64", "aarch64-linux-gnu-", 8),
 
 # The same placement as FW_LOADER_BUILT_IN_DATA in vmlinux.lds.h: the
 # images in a section of their own, then the table, whose per-entry
-# sections the linker sorts by name.
+# sections the linker sorts by name; and as FW_LOADER_BUILT_IN_INIT_DATA
+# in the kernel's init data: the init-only table, then its images.
 LINKER_SCRIPT = f"""
 SECTIONS {{
   . = {BASE:#x};
@@ -53,6 +54,16 @@ SECTIONS {{
     __start_builtin_fw = .;
     KEEP(*(SORT_BY_NAME(.builtin_fw.*)))
     __end_builtin_fw = .;
+  }}
+  .init.data : ALIGN(8) {{
+    *(.init.rodata)
+    . = ALIGN(8);
+    __start_builtin_fw_init = .;
+    KEEP(*(SORT_BY_NAME(.builtin_fw_init.*)))
+    __end_builtin_fw_init = .;
+    __start_builtin_fw_init_data = .;
+    KEEP(*(.builtin_fw_init_data))
+    __end_builtin_fw_init_data = .;
   }}
   /DISCARD/ : {{ *(.ARM.attributes) *(.riscv.attributes) *(.note.*) }}
 }}
@@ -128,11 +139,13 @@ def assemble(outdir, include, objdir, toolchain=ARM, sources=None):
     return objects
 
 
-def read_table(elf, toolchain=ARM):
-    """Return [(name, data bytes, size, stored_size, compression, digest)].
+def read_table(elf, toolchain=ARM, lifetime="kernel"):
+    """Return [(name, data bytes, size, stored_size, compression, digest)]
+    of the table, or with lifetime="init" of the init-only table.
 
     Every entry's data must lie in the built-in data section, as the
-    kernel requires.
+    kernel requires; an init-only entry's may also lie in the init-only
+    data section.
     """
     symbols = {}
     for line in run([toolchain.tool("nm"), elf], cwd=elf.parent).splitlines():
@@ -151,14 +164,19 @@ def read_table(elf, toolchain=ARM):
 
     entry = WORDS * toolchain.word
     layout = "<" + ("I" if toolchain.word == 4 else "Q") * WORDS
-    data_start = symbols["__start_builtin_fw_data"]
-    data_end = symbols["__end_builtin_fw_data"]
+    sections = [(symbols["__start_builtin_fw_data"], symbols["__end_builtin_fw_data"])]
+    table = "builtin_fw"
+    if lifetime == "init":
+        table = "builtin_fw_init"
+        sections.append((symbols["__start_builtin_fw_init_data"],
+                         symbols["__end_builtin_fw_init_data"]))
+    start, end = symbols[f"__start_{table}"], symbols[f"__end_{table}"]
     table = []
-    start, end = symbols["__start_builtin_fw"], symbols["__end_builtin_fw"]
     assert (end - start) % entry == 0
     for addr in range(start, end, entry):
         name, data, size, stored, comp, digest = struct.unpack(layout, at(addr, entry))
-        assert data_start <= data and data + stored <= data_end, cstring(name)
+        assert any(first <= data and data + stored <= last for first, last in sections), \
+            cstring(name)
         table.append((cstring(name), at(data, stored), size, stored, comp,
                       at(digest, 32) if digest else None))
     return table

@@ -133,7 +133,8 @@ def test_renaming_an_entry_touches_no_data_object(fwtree, tmp_path):
 
 
 def test_manifest_fields(fwtree, tmp_path):
-    """manifest.json has name, size, sha256, stored_size, compression and builtin."""
+    """manifest.json has name, size, sha256, stored_size, compression, builtin
+    and lifetime."""
     path = write_list(fwtree, "z seven.bin license=MIT\na empty.bin\n")
     gen_list(path, tmp_path / "out")
     entries = json.loads((tmp_path / "out" / "manifest.json").read_text())["entries"]
@@ -142,7 +143,7 @@ def test_manifest_fields(fwtree, tmp_path):
         "name": "z", "size": 7, "stored_size": 7, "compression": "none",
         "sha256": "8bb0cf6eb9b17d0f7d22b456f121257dc1254e1f01665370476383ea776df414",
         "license": "MIT", "source": "seven.bin", "blob": "blob-8bb0cf6eb9b17d0f",
-        "builtin": True}
+        "builtin": True, "lifetime": "kernel"}
 
 
 def test_install_entry_is_left_out_of_the_image(fwtree, tmp_path):
@@ -158,7 +159,8 @@ def test_install_entry_is_left_out_of_the_image(fwtree, tmp_path):
     assert entries[1] == {
         "name": "fs/b", "size": 7, "stored_size": 7, "compression": "none",
         "sha256": "8bb0cf6eb9b17d0f7d22b456f121257dc1254e1f01665370476383ea776df414",
-        "license": "MIT", "source": "seven.bin", "blob": None, "builtin": False}
+        "license": "MIT", "source": "seven.bin", "blob": None, "builtin": False,
+        "lifetime": None}
     assert entries[0]["builtin"] is True
 
 

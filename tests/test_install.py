@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from conftest import FWEMBED, PYTHON, ROOT, make, run_fwembed, snapshot, write_list
+from fwembedlib.fwlist import read_list
 
 LIST = "a one.bin\nfs/b seven.bin install=yes\n\"fs/sub/c d\" ramp.bin install=yes\n"
 
@@ -170,6 +171,7 @@ def test_make_firmware_install_all_to_a_path(tmp_path):
     """INSTALL_FW_ALL=1 installs every entry; INSTALL_FW_PATH picks the folder."""
     result = make("firmware_install", "INSTALL_FW_ALL=1", f"INSTALL_FW_PATH={tmp_path}/fw")
     assert result.returncode == 0, result.stderr
-    assert len(files(tmp_path / "fw")) == 11
+    entries = read_list(ROOT / "boards" / "versatile" / "firmware.list")
+    assert len(files(tmp_path / "fw")) == len(entries) == 15
     assert (tmp_path / "fw" / "fwembed" / "hello, world+v2@rev=3 #1.txt").read_bytes() == \
         (ROOT / "firmware" / "hello.txt").read_bytes()

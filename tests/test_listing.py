@@ -5,7 +5,8 @@ from fwembedlib.manifest import ManifestEntry, read
 from fwharness import listing
 
 DATA = ROOT / "tests" / "data"
-MANIFEST = read(DATA / "versatile-manifest.json")
+# The manifest of the build whose boot boot-listing.log recorded
+MANIFEST = read(DATA / "boot-listing-manifest.json")
 
 
 def lines(name="boot-listing.log"):
@@ -16,11 +17,43 @@ def test_recorded_listing_matches_the_manifest():
     """Every manifest entry is listed with its size, compression and digest."""
     parsed = listing.parse(lines())
     assert parsed.found and parsed.complete and parsed.header_ok
-    assert len(parsed.rows) == 7
+    assert len(parsed.rows) == 14
     assert parsed.rows["fwembed/ramp-256.bin"] == {
         "size": "256", "stored_size": "256", "compression": "none",
-        "sha256": "40aff2e9d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880"}
+        "sha256": "40aff2e9d2d8922e47afd4648e6967497158785fbd1da870e7110266bf944880",
+        "lifetime": "kernel"}
+    assert parsed.rows["fwembed/boot-only/regs-16k.bin"]["lifetime"] == "freed"
     assert listing.mismatches(MANIFEST, parsed) == []
+
+
+def test_init_only_entries_must_say_freed_after_boot():
+    """Read after boot, an init-only entry still listed as "init" is a mismatch;
+    'fwembed ls' (booted=False) lists it so."""
+    before = [l.replace("\tfreed\n", "\tinit\n") for l in lines()]
+    problems = listing.mismatches(MANIFEST, listing.parse(before))
+    assert "'fwembed/boot-only/regs-16k.bin' listed with lifetime init (manifest freed)" \
+        in problems
+    assert listing.mismatches(MANIFEST, listing.parse(before), booted=False) == []
+
+
+def test_init_only_entries_were_refused_after_boot():
+    """Each init-only entry's request after boot failed with -ENOENT."""
+    gone = listing.gone_after_boot(MANIFEST, lines())
+    assert [(entry.name, why) for entry, why in gone] == [
+        ("fwembed/boot-only/empty.bin", ""), ("fwembed/boot-only/random-4k.bin", ""),
+        ("fwembed/boot-only/regs-16k.bin", ""), ("fwembed/boot-only/seven.xz", "")]
+
+
+def test_an_init_only_entry_served_after_boot_fails():
+    """An init-only entry that still loads after boot, or that was not asked
+    for, is reported."""
+    seven = '"fwembed/boot-only/seven.xz": '
+    served = [l.replace(seven + "error -2", seven + "served") for l in lines()
+              if '"fwembed/boot-only/empty.bin"' not in l]
+    whys = dict((entry.name, why) for entry, why in listing.gone_after_boot(MANIFEST, served))
+    assert whys["fwembed/boot-only/seven.xz"] == "still served after boot"
+    assert whys["fwembed/boot-only/empty.bin"].startswith("not requested after boot")
+    assert whys["fwembed/boot-only/regs-16k.bin"] == ""
 
 
 def test_install_only_entries_are_not_expected_in_the_listing():

@@ -27,19 +27,20 @@ def report(*args):
 
 
 def test_one_row_per_entry(fwtree, tmp_path):
-    """Each entry: size, stored, ratio, compression, short digest, license, where."""
+    """Each entry: size, stored, ratio, compression, short digest, license, where,
+    lifetime."""
     out = report("--manifest", gen(write_list(fwtree, LIST), tmp_path / "out"))
     rows = out.split("\n\n")[0].splitlines()
     assert rows[0].split() == ["name", "size", "stored", "ratio", "compression", "sha256",
-                               "license", "where"]
+                               "license", "where", "lifetime"]
     assert rows[2].split() == ["a", "7", "7", "100.0%", "none", "8bb0cf6eb9b1", "MIT",
-                               "built-in"]
+                               "built-in", "kernel"]
     assert rows[3].split() == ["b", "7", "7", "100.0%", "none", "8bb0cf6eb9b1", "MIT",
-                               "built-in"]
+                               "built-in", "kernel"]
     assert rows[4].split() == ["fs/x", "1", "1", "100.0%", "none", "4bf5122f3445", "CC0-1.0",
-                               "install"]
+                               "install", "-"]
     assert rows[5].split() == ["r", "256", "256", "100.0%", "none", "40aff2e9d2d8", "-",
-                               "built-in"]
+                               "built-in", "kernel"]
 
 
 def test_empty_file_has_no_ratio(fwtree, tmp_path):
@@ -68,10 +69,11 @@ def test_json_holds_the_same_data(fwtree, tmp_path):
     assert data["entries"][2] == {
         "name": "fs/x", "size": 1, "stored_size": 1, "ratio": 1.0, "compression": "none",
         "sha256": "4bf5122f344554c53bde2ebb8cd2b7e3d1600ad631c385a5d7cce23c7785459a",
-        "license": "CC0-1.0", "builtin": False, "blob": None}
+        "license": "CC0-1.0", "builtin": False, "lifetime": None, "blob": None}
     assert data["totals"] == {
         "entries": 4, "builtin_entries": 3, "builtin_size": 270, "builtin_stored_size": 270,
-        "builtin_objects": 2, "builtin_objects_size": 263, "install_entries": 1,
+        "builtin_objects": 2, "builtin_objects_size": 263, "init_entries": 0,
+        "init_objects": 0, "init_objects_size": 0, "install_entries": 1,
         "install_size": 1}
     assert data["vmlinux"] is None
 
@@ -172,15 +174,20 @@ def test_vmlinux_needs_a_base(fwtree, tmp_path):
 
 @pytest.mark.kernel
 def test_make_report_measures_the_board_kernel():
-    """make report: every entry, and .builtin_fw grows by 24 bytes per built-in entry."""
+    """make report: every entry; .builtin_fw grows by 24 bytes per built-in entry
+    that stays, the init data by 24 per init-only entry and its own data."""
     result = run_command("make report")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads((ROOT / "build" / "versatile" / "report.json").read_text())
     manifest = json.loads((ROOT / "build" / "versatile" / "fw" / "manifest.json").read_text())
     assert [e["name"] for e in data["entries"]] == [e["name"] for e in manifest["entries"]]
     builtin = sum(e["builtin"] for e in manifest["entries"])
+    init = sum(e["lifetime"] == "init" for e in manifest["entries"])
     sections = {s["name"]: s for s in data["vmlinux"]["sections"]}
-    assert sections[".builtin_fw"]["growth"] == 24 * builtin
-    assert sections[".builtin_fw_data"]["growth"] >= data["totals"]["builtin_objects_size"]
+    assert init and data["totals"]["init_entries"] == init
+    assert sections[".builtin_fw"]["growth"] == 24 * (builtin - init)
+    assert sections[".init.data"]["growth"] >= 24 * init + data["totals"]["init_objects_size"]
+    assert sections[".builtin_fw_data"]["growth"] >= \
+        data["totals"]["builtin_objects_size"] - data["totals"]["init_objects_size"]
     assert f"vmlinux growth: {data['vmlinux']['allocated']['growth']:+d} bytes" in result.stdout
     assert "fwembed/on-disk.bin" in result.stdout

@@ -34,12 +34,14 @@ def test_make_run_verifies_the_sample_list():
     """make run boots the versatile kernel and every sample entry passes."""
     result = run_command("make run")
     assert_ok(result)
-    assert len(PASS_RE.findall(result.stdout)) == 15
+    assert len(PASS_RE.findall(result.stdout)) == 23
     assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
         result.stdout
     assert "  PASS      16384 B  " in result.stdout
-    assert "versatile: 10 firmware entries and 1 installed" in result.stdout
-    assert "15 checks passed, 0 failed" in result.stdout
+    assert "  PASS      16384 B  b7f6b5398608  [after boot] fwembed/boot-only/regs-16k.bin" in \
+        result.stdout
+    assert "versatile: 14 firmware entries and 1 installed" in result.stdout
+    assert "23 checks passed, 0 failed" in result.stdout
     assert "  PASS                             [check] debugfs_listing_matches_manifest" in \
         result.stdout
     assert (ROOT / "build" / "versatile" / "console.log").read_text().count("ok ") >= 9
@@ -63,6 +65,60 @@ def test_sample_list_mixes_encodings():
     assert by_name["fwembed/empty.xz"]["size"] == 0
     assert by_name["fwembed/hello.txt"]["compression"] != \
         by_name["fwembed/hello, world+v2@rev=3 #1.txt"]["compression"]
+
+
+INIT_K_RE = re.compile(r"^Memory: .*, (\d+)K init, ", re.M)
+FREED_K_RE = re.compile(r"^Freeing unused kernel image \(initmem\) memory: (\d+)K$", re.M)
+INIT_ONLY_RE = re.compile(r"^# (\d+) init-only entries, (\d+) bytes of data, freed after boot$",
+                          re.M)
+
+
+def boot_lines(log):
+    return [line.rstrip("\r") for line in log.read_text(errors="replace").splitlines()]
+
+
+def test_init_only_entries_are_served_at_boot_then_gone():
+    """The boot above: the self-test, an initcall, gets the init-only regs-16k
+    image; then the kernel says the entries are gone, frees its init memory,
+    and the test init's request through test_firmware fails with -ENOENT."""
+    lines = boot_lines(ROOT / "build" / "versatile" / "console.log")
+    name = "fwembed/boot-only/regs-16k.bin"
+    digest = hashlib.sha256((ROOT / "firmware" / "regs-16k.bin").read_bytes()).hexdigest()
+    order = [f'# size=16384 sha256={digest} name="{name}"',
+             "firmware_loader: 4 init-only built-in firmware entries are gone; their 16444 "
+             "bytes of data are freed with the init memory",
+             "Freeing unused kernel image (initmem) memory: ",
+             f"{name}\t16384\t16384\tnone\t{digest}\tfreed",
+             f'fwembed-init: after boot: "{name}": error -2']
+    where = [next((n for n, line in enumerate(lines) if line.startswith(want)), None)
+             for want in order]
+    assert None not in where, order[where.index(None)]
+    assert where == sorted(where)
+
+
+def test_init_only_entries_are_freed_with_the_init_memory(tmp_path):
+    """The versatile list with its init-only entries kept for the kernel's
+    whole life (no lifetime=init), then as written: the kernel's init memory,
+    and what it frees after boot, grow by the size of their data, to within
+    a page."""
+    board = tmp_path / "resident" / "versatile"   # built in build/versatile too
+    shutil.copytree(ROOT / "boards" / "versatile", board)
+    text = (board / "firmware.list").read_text()
+    assert text.count(" lifetime=init") == 4
+    (board / "firmware.list").write_text(text.replace(" lifetime=init", "").replace(
+        "../../firmware/", f"{ROOT}/firmware/"))
+    console = ROOT / "build" / "versatile" / "console.log"
+    assert_ok(make("run", f"BOARD={board}"))
+    resident = console.read_text(errors="replace")
+    assert "init-only" not in resident
+    assert_ok(make("run"))
+    freed = console.read_text(errors="replace")
+    data = int(INIT_ONLY_RE.search(freed).group(2))
+    assert data == 16384 + 60      # regs-16k.bin, and seven.bin as xz; the others share
+    grown = int(INIT_K_RE.search(freed).group(1)) - int(INIT_K_RE.search(resident).group(1))
+    assert data - 4096 < grown * 1024 < data + 4096
+    assert int(FREED_K_RE.search(freed).group(1)) - \
+        int(FREED_K_RE.search(resident).group(1)) == grown
 
 
 def test_install_entry_loads_from_the_initramfs():

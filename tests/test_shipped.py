@@ -50,7 +50,7 @@ def ls(image):
 def mismatches(stdout, manifest):
     """What the kernel-style listing on stdout gets wrong, by the manifest."""
     lines = [listing.BEGIN, *stdout.splitlines(), listing.END]
-    return listing.mismatches(manifest, listing.parse(lines))
+    return listing.mismatches(manifest, listing.parse(lines), booted=False)
 
 
 ARCHES = [t.arch for t in TOOLCHAINS]
@@ -63,8 +63,11 @@ def test_ls_lists_every_entry_as_the_manifest_says(images, arch, kind):
     found, manifest = images
     stdout = ls(found[arch][kind])
     assert mismatches(stdout, manifest) == []
-    assert stdout.splitlines()[0] == "name\tsize\tstored_size\tcompression\tsha256"
-    assert stdout.splitlines()[-1].startswith(f"# {len(SOURCES)} entries, ")
+    assert stdout.splitlines()[0] == "name\tsize\tstored_size\tcompression\tsha256\tlifetime"
+    init = sum(1 for e in manifest if e.lifetime == "init")
+    assert init
+    assert stdout.splitlines()[-2].startswith(f"# {len(SOURCES) - init} entries, ")
+    assert stdout.splitlines()[-1].startswith(f"# {init} init-only entries, ")
 
 
 @pytest.mark.parametrize("arch", ARCHES)
@@ -102,7 +105,7 @@ def flip_inside(image, data, out):
 def test_verify_names_the_entry_with_a_flipped_bit(images, kind, tmp_path):
     """One bit flipped inside a raw blob: exit 1, and only that entry is named."""
     found, _ = images
-    name = "fwembed/random-4k.bin"
+    name = "fwembed/ramp-256.bin"
     bad = flip_inside(found["arm"][kind], SOURCES[name].read_bytes(), tmp_path / "bad")
     result = run_fwembed("verify", bad)
     assert result.returncode == 1

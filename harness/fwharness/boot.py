@@ -42,6 +42,9 @@ def boot_and_verify(args):
         problems_found = listing.mismatches(manifest, listing.parse(lines))
         results.append(Verdict("[check] debugfs_listing_matches_manifest", not problems_found,
                                None, "", "; ".join(problems_found[:3])))
+        for entry, why in listing.gone_after_boot(manifest, lines):
+            results.append(Verdict(f"[after boot] {entry.name}", not why, entry.size,
+                                   entry.sha256, why))
     for verdict in results:
         print(format_verdict(verdict))
     problems = log.problems() + run.problems

@@ -21,6 +21,8 @@ class Entry:
     where: str
     license: str = None
     install: bool = False
+    # "kernel", or "init": freed with the kernel's init memory after boot
+    lifetime: str = "kernel"
     # none, xz, zstd or auto as the list asked, or None to take the default
     compress: str = None
     # where compress= came from, for --dry-run: "its line" or "%default at line N"

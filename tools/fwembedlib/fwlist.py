@@ -22,6 +22,10 @@ OPTIONs are ``key=value`` (the value may be quoted). Known options:
     compress=HOW    how the data is stored: none, xz, zstd or auto (the
                     smaller of xz and zstd, or none if that saves less
                     than one eighth; see compress.py)
+    lifetime=WHEN   kernel: the entry stays for the kernel's whole life
+                    (default); init: it is served only while the kernel
+                    boots, to initcalls, and its memory is freed with
+                    the kernel's init memory
 
 A line ``%default OPTION ...`` sets options for the entries below it that
 do not set them themselves, up to the next %default line, which starts
@@ -101,6 +105,9 @@ def parse_options(fields, where):
         elif key == "install":
             if value not in ("yes", "no"):
                 raise FwembedError(where, f"install={value!r}: expected yes or no")
+        elif key == "lifetime":
+            if value not in LIFETIMES:
+                raise FwembedError(where, f"lifetime={value!r}: expected kernel or init")
         elif key == "compress":
             if value not in METHODS:
                 raise FwembedError(where, f"compress={value!r}: expected one of "
@@ -112,6 +119,7 @@ def parse_options(fields, where):
 
 
 DIRECTIVE = "%default"
+LIFETIMES = ("kernel", "init")
 
 
 def spelling(source):
@@ -159,6 +167,9 @@ def parse_line(text, list_path, lineno, defaults):
     if options.get("install") == "yes" and "compress" in own:
         raise FwembedError(where, "compress= does not apply to an install=yes entry, "
                                   "which is not stored in the kernel image")
+    if options.get("install") == "yes" and "lifetime" in own:
+        raise FwembedError(where, "lifetime= does not apply to an install=yes entry, "
+                                  "which is not stored in the kernel image")
     path = pathlib.Path(list_path).parent / source
     # "a.bin  a.bin.xz": the entry's data is the decoded file, as the kernel's
     # loader gives a.bin from a.bin.xz; "a.bin.xz  a.bin.xz" is the file itself.
@@ -167,7 +178,7 @@ def parse_line(text, list_path, lineno, defaults):
         encoded = None
     return Entry(name=name, source=spelling(source), path=path, where=where, encoded=encoded,
                  license=options.get("license"), compress=options.get("compress"),
-                 compress_from=compress_from,
+                 compress_from=compress_from, lifetime=options.get("lifetime", "kernel"),
                  install=options.get("install") == "yes")
 
 

@@ -47,6 +47,9 @@ class Blob:
     sources: list
     compression: str = "none"
     stored_size: int = None
+    # "init" when every name it is stored for is lifetime=init: then its
+    # data may go with the kernel's init memory
+    lifetime: str = "kernel"
 
     @property
     def stem(self):
@@ -236,8 +239,10 @@ def collect(entries, compress, staging, jobs=None, progress=None):
     check_unique(blobs.values(), lambda b: b.stem, "content digests")
     check_unique([e for e, _ in rows], lambda e: emit.key_hash(e.key), "source paths",
                  same=lambda a, b: a.key == b.key)
+    resident = {id(blob) for entry, blob in rows if entry.lifetime != "init"}
     for blob in blobs.values():
         blob.sources.sort()
+        blob.lifetime = "kernel" if id(blob) in resident else "init"
     rows.sort(key=lambda row: row[0].name.encode())
     return rows, sorted(blobs.values(), key=lambda b: b.stem), work
 

@@ -254,8 +254,8 @@ class Memory:
 
     def locator(self, found, address):
         """``found`` with the addresses read at ``address``, relocated."""
-        return dataclasses.replace(found, **dict(zip(locator.FIELDS, self.words(
-            address + locator.ADDRESSES, len(locator.FIELDS), found, "locator"))))
+        return dataclasses.replace(found, **dict(zip(found.fields, self.words(
+            address + locator.ADDRESSES, len(found.fields), found, "locator"))))
 
 
 # The RELATIVE relocation of each architecture whose kernels are linked as
@@ -313,6 +313,12 @@ def flat_relocations(data):
     return None, relocs
 
 
+def in_data(loc, address):
+    """Whether ``address`` lies in the firmware data that ``loc`` describes."""
+    return loc.data_start <= address < loc.data_end or \
+        loc.init_data_start <= address < loc.init_data_end
+
+
 def memory_and_locator(path):
     """The Kernel of the image at ``path``, its Memory and its Locator."""
     kernel = unwrap(path)
@@ -345,7 +351,7 @@ def memory_and_locator(path):
     # firmware: it holds that kernel's addresses, which may happen to match.
     candidates = [(loc, address) for loc, address in candidates if loc.self == address]
     candidates = [loc for loc, address in candidates
-                  if not any(other is not loc and other.data_start <= address < other.data_end
+                  if not any(other is not loc and in_data(other, address)
                              for other, _ in candidates)]
     if not candidates:
         raise FwembedError(where, "no fwembed locator: the kernel has no table written by "

@@ -41,6 +41,10 @@ class ManifestEntry:
     the stem of the data object in the output directory, shared by names
     with the same content and encoding. ``builtin`` is false for
     install=yes entries, which go to the filesystem and have no blob.
+    ``lifetime`` is "init" for an entry that the kernel serves only while
+    it boots and then frees, "kernel" for one it keeps, and null for an
+    install=yes entry (added within version 1: older files lack it, and
+    their entries are read as "kernel").
     """
 
     name: str
@@ -52,6 +56,7 @@ class ManifestEntry:
     source: str = None
     blob: str = None
     builtin: bool = True
+    lifetime: str = "kernel"
 
 
 REQUIRED = ("name", "size", "sha256", "stored_size")

@@ -2,7 +2,10 @@
 
 One row per manifest entry: name, size, stored size, ratio (stored size
 over size), compression, the first 12 hex digits of its SHA-256, license,
-and whether it is built in or installed to the filesystem. Then totals.
+whether it is built in or installed to the filesystem, and for how long a
+built-in entry stays: "kernel" for the kernel's whole life, "init" for an
+entry freed with the init memory after boot. Then totals, where the data
+of init-only entries is counted apart, as freed after boot.
 Given the vmlinux built with the firmware and one built from the same
 configuration without it, the growth of the kernel, read from the two ELF
 files: the size of every allocated section that changed, and of all
@@ -31,6 +34,7 @@ def entry_rows(manifest_entries):
             "sha256": entry.sha256,
             "license": entry.license,
             "builtin": entry.builtin,
+            "lifetime": entry.lifetime if entry.builtin else None,
             "blob": entry.blob,
         })
     return rows
@@ -41,6 +45,9 @@ def totals(rows):
     builtin = [r for r in rows if r["builtin"]]
     installed = [r for r in rows if not r["builtin"]]
     distinct = {r["blob"] or r["sha256"]: r["stored_size"] for r in builtin}
+    # Data stays if any name stored on it stays.
+    resident = {r["blob"] or r["sha256"] for r in builtin if r["lifetime"] != "init"}
+    freed = {blob: size for blob, size in distinct.items() if blob not in resident}
     return {
         "entries": len(rows),
         "builtin_entries": len(builtin),
@@ -48,6 +55,9 @@ def totals(rows):
         "builtin_stored_size": sum(r["stored_size"] for r in builtin),
         "builtin_objects": len(distinct),
         "builtin_objects_size": sum(distinct.values()),
+        "init_entries": sum(1 for r in builtin if r["lifetime"] == "init"),
+        "init_objects": len(freed),
+        "init_objects_size": sum(freed.values()),
         "install_entries": len(installed),
         "install_size": sum(r["size"] for r in installed),
     }
@@ -101,11 +111,13 @@ def table(header, rows, right):
 
 def format_report(report):
     """The report as the lines that 'fwembed report' prints."""
-    header = ["name", "size", "stored", "ratio", "compression", "sha256", "license", "where"]
+    header = ["name", "size", "stored", "ratio", "compression", "sha256", "license", "where",
+              "lifetime"]
     rows = [[r["name"], r["size"], r["stored_size"],
              f"{r['ratio']:.1%}" if r["ratio"] is not None else "-",
              r["compression"], r["sha256"][:12], r["license"] or "-",
-             "built-in" if r["builtin"] else "install"] for r in report["entries"]]
+             "built-in" if r["builtin"] else "install", r["lifetime"] or "-"]
+            for r in report["entries"]]
     lines = table(header, rows, right={1, 2, 3})
     t = report["totals"]
     lines += ["",
@@ -114,6 +126,9 @@ def format_report(report):
               f"built in: {t['builtin_size']} bytes, stored as {t['builtin_stored_size']} bytes; "
               f"{t['builtin_objects']} distinct data objects hold "
               f"{t['builtin_objects_size']} bytes",
+              f"freed after boot: {t['init_objects_size']} bytes, the data of "
+              f"{t['init_objects']} objects that only the {t['init_entries']} init-only "
+              "entries use",
               f"to install: {t['install_size']} bytes"]
     vml = report["vmlinux"]
     if vml:

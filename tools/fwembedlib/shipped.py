@@ -2,10 +2,12 @@
 
 The table is read as the kernel reads it: struct builtin_fw entries of
 (name, data, size, stored_size, compression, digest) words, between the
-addresses the locator gives (kimage.py finds the kernel and the locator).
-'ls' prints the same lines as the kernel's debugfs listing
-(/sys/kernel/debug/firmware/builtin); 'extract' writes one entry's data,
-decoded; 'verify' decodes every entry and checks its size and SHA-256.
+addresses the locator gives (kimage.py finds the kernel and the locator),
+then the init-only table if the locator has one. 'ls' prints the same
+lines as the kernel's debugfs listing (/sys/kernel/debug/firmware/builtin)
+before the kernel has freed its init memory; 'extract' writes one entry's
+data, decoded; 'verify' decodes every entry and checks its size and
+SHA-256.
 """
 
 import dataclasses
@@ -17,7 +19,7 @@ from .outdir import write_output_file
 
 COMPRESSION = {0: "none", 1: "xz", 2: "zstd"}
 DIGEST_SIZE = 32
-LISTING_HEADER = "name\tsize\tstored_size\tcompression\tsha256"
+LISTING_HEADER = "name\tsize\tstored_size\tcompression\tsha256\tlifetime"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Builtin:
     compression: str
     digest: bytes       # None when the entry has none (EXTRA_FIRMWARE)
     stored: bytes
+    lifetime: str = "kernel"    # or "init": freed with the init memory
 
 
 @dataclasses.dataclass
@@ -36,6 +39,11 @@ class Table:
     where: str
     entries: list
     data_bytes: int
+    init_data_bytes: int = 0
+
+    @property
+    def init_entries(self):
+        return sum(1 for entry in self.entries if entry.lifetime == "init")
 
 
 def read_table(path):
@@ -45,15 +53,25 @@ def read_table(path):
     if loc.entry_words < 6:
         raise FwembedError(where, f"table entries of {loc.entry_words} words; fwembed reads "
                                   "6 (name, data, size, stored_size, compression, digest)")
+    entries = read_entries(memory, loc, loc.table_start, loc.table_end, "kernel")
+    entries += read_entries(memory, loc, loc.init_table_start, loc.init_table_end, "init")
+    return Table(where, entries, loc.data_end - loc.data_start,
+                 loc.init_data_end - loc.init_data_start)
+
+
+def read_entries(memory, loc, start, end, lifetime):
+    """The Builtin entries of the table from ``start`` to ``end``."""
+    where = memory.where
     entry_size = loc.entry_words * loc.word
-    count, rest = divmod(loc.table_end - loc.table_start, entry_size)
+    table = "the table" if lifetime == "kernel" else "the init-only table"
+    count, rest = divmod(end - start, entry_size)
     if rest or count < 0:
-        raise FwembedError(where, f"the table spans {loc.table_end - loc.table_start} bytes, "
+        raise FwembedError(where, f"{table} spans {end - start} bytes, "
                                   f"not a whole number of {entry_size}-byte entries")
     entries = []
     for index in range(count):
-        what = f"table entry {index}"
-        words = memory.words(loc.table_start + index * entry_size, loc.entry_words, loc, what)
+        what = f"{'' if lifetime == 'kernel' else 'init-only '}table entry {index}"
+        words = memory.words(start + index * entry_size, loc.entry_words, loc, what)
         name_at, data_at, size, stored_size, compression, digest_at = words[:6]
         raw_name = memory.cstring(name_at, f"{what}: name")
         name = raw_name.decode("ascii", "backslashreplace")
@@ -63,8 +81,8 @@ def read_table(path):
         stored = memory.read(data_at, stored_size, f"{what}: data")
         digest = memory.read(digest_at, DIGEST_SIZE, f"{what}: digest") if digest_at else None
         entries.append(Builtin(name, size, stored_size, COMPRESSION[compression], digest,
-                               stored))
-    return Table(where, entries, loc.data_end - loc.data_start)
+                               stored, lifetime))
+    return entries
 
 
 def listing(table):
@@ -73,8 +91,12 @@ def listing(table):
     for entry in table.entries:
         digest = entry.digest.hex() if entry.digest else "-"
         lines.append(f"{entry.name}\t{entry.size}\t{entry.stored_size}\t{entry.compression}"
-                     f"\t{digest}")
-    lines.append(f"# {len(table.entries)} entries, {table.data_bytes} bytes of data")
+                     f"\t{digest}\t{entry.lifetime}")
+    init = table.init_entries
+    lines.append(f"# {len(table.entries) - init} entries, {table.data_bytes} bytes of data")
+    if init:
+        lines.append(f"# {init} init-only entries, {table.init_data_bytes} bytes of data, "
+                     "freed when boot ends")
     return lines
 
 
