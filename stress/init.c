@@ -152,6 +152,8 @@ int main(void)
 	faults |= put(DEBUGFS "/fail_page_alloc/ignore-gfp-highmem", "N");
 	faults |= put(DEBUGFS "/fail_page_alloc/min-order", "0");
 
+	/* The init-only entries, requested while the kernel freed them */
+	put(STRESS, "init");
 	put(STRESS, "stress");
 	if (faults)
 		printf("fwembed-stress: fault injection not set up, fault test skipped\n");

@@ -16,6 +16,12 @@ stress/init.c. What counts, and what this module finds in the log:
       ok 1 fw_builtin_stress
       # fw_builtin_stress: hang: thread 3 made no progress for 600 s
 
+- The init-only thread's summary: init-only entries requested, round
+  after round, while the kernel frees them::
+
+      # fw_builtin_stress: init: entries=3 rounds=310 served=627 gone=3 failed=0
+      ok 1 fw_builtin_stress_init
+
 - The fault injection test's summary::
 
       # fw_builtin_stress: fault: requests=2400 ok=1790 enomem=610 bad=0
@@ -52,7 +58,9 @@ CACHED_RE = re.compile(r"(?<![a-z_])cache_firmware: (.*) ret=(-?\d+)\Z")
 UNCACHED_RE = re.compile(r"(?<![a-z_])uncache_firmware: (.*)\Z")
 TIME_RE = re.compile(r"# " + SUITE + r": threads=(\d+) entries=(\d+) time=(\d+) s\Z")
 FAULT_RE = re.compile(r"# " + SUITE + r": fault: requests=(\d+) ok=(\d+) enomem=(\d+) bad=(\d+)\Z")
-RESULT_RE = re.compile(r"(not )?ok 1 (" + SUITE + r"(?:_fault)?)(?: # (SKIP.*))?\Z")
+INIT_RE = re.compile(r"# " + SUITE + r": init: entries=(\d+) rounds=(\d+) served=(\d+) "
+                     r"gone=(\d+) failed=(\d+)\Z")
+RESULT_RE = re.compile(r"(not )?ok 1 (" + SUITE + r"(?:_fault|_init)?)(?: # (SKIP.*|hang))?\Z")
 STEP_RE = re.compile(r"fwembed-stress: (/\S+) <- (\S+): (.*)\Z")
 LEAKS_BEGIN = "fwembed-stress: kmemleak report begin"
 LEAKS_END = "fwembed-stress: kmemleak report end"
@@ -88,6 +96,7 @@ class StressLog:
     entries: int = None
     seconds: int = None
     fault: tuple = None           # (requests, ok, enomem, bad)
+    init: tuple = None            # (entries, rounds, served, gone, failed)
     hangs: list = dataclasses.field(default_factory=list)    # what the test found hung
     cache: tuple = None           # (names registered, failed)
     cached: dict = dataclasses.field(default_factory=dict)   # name -> cache_firmware() result
@@ -107,7 +116,7 @@ class StressLog:
             return None
         return sum(1 for line in self.leak_report if line.startswith("unreferenced object"))
 
-    def problems(self, want_cycles, want_fault=True):
+    def problems(self, want_cycles, want_fault=True, want_init=False):
         """Why the run fails, as messages; empty if it passed."""
         found = [f"{len(self.reports)} kernel report(s), the first: {self.reports[0][1]}"] \
             if self.reports else []
@@ -124,6 +133,8 @@ class StressLog:
         found += [f"hang: {hang}" for hang in self.hangs]
         if want_fault:
             found += self._fault_problems()
+        if want_init or self.init is not None or SUITE + "_init" in self.results:
+            found += self._init_problems()
         found += self._cache_problems()
         if self.leak_report is None:
             found.append("no kmemleak report")
@@ -145,6 +156,23 @@ class StressLog:
         if good - self.uncached:
             found.append(f"firmware cache: {len(good - self.uncached)} cached name(s) never "
                          f"uncached, such as {sorted(good - self.uncached)[0]}")
+        return found
+
+    def _init_problems(self):
+        """Every init-only entry served, then refused with -ENOENT, nothing else."""
+        result = self.results.get(SUITE + "_init")
+        if self.init is None or result is None:
+            return ["no init-only summary"]
+        entries, _, served, gone, failed = self.init
+        found = []
+        if failed:
+            found.append(f"init-only: {failed} request(s) went wrong")
+        if gone != entries:
+            found.append(f"init-only: {gone} of {entries} entries refused after boot")
+        if not served:
+            found.append("init-only: no entry served while the kernel booted")
+        if result != "ok" and not found:
+            found.append(f"{SUITE}_init: {result}")
         return found
 
     def _fault_problems(self):
@@ -211,6 +239,8 @@ def _parse_line(log, line):
         log.threads, log.entries, log.seconds = (int(n) for n in match.groups())
     elif match := FAULT_RE.match(line):
         log.fault = tuple(int(n) for n in match.groups())
+    elif match := INIT_RE.match(line):
+        log.init = tuple(int(n) for n in match.groups())
     elif match := RESULT_RE.match(line):
         log.results[match[2]] = match[3] or ("not ok" if match[1] else "ok")
     elif match := STEP_RE.match(line):
@@ -233,10 +263,13 @@ def summary(log, want_threads, want_cycles):
     cache = "missing" if log.cache is None else \
         f"{sum(ret == 0 for ret in log.cached.values())} of {log.cache[0]} names cached, " \
         f"{len(log.uncached & set(log.cached))} uncached"
+    init = "missing" if log.init is None else \
+        "{} entries, {} rounds: {} served, {} refused once freed, {} wrong".format(*log.init)
     counts = ", ".join(f"{kind} {log.count(kind)}" for kind, _ in REPORTS)
     return [
         f"stress cycles:      {cycles}",
         f"requests ok:        {kinds or 'missing'}",
+        f"init-only entries:  {init}",
         f"fault injection:    {fault}",
         f"firmware cache:     {cache}",
         f"kmemleak report:    {leaks}",

@@ -90,6 +90,38 @@ def test_empty_log():
         "no firmware cache cycle", "no kmemleak report", "the init did not finish"]
 
 
+INIT_PASS = ["[  3.0] # fw_builtin_stress: init: entries=3 rounds=310 served=627 gone=3 failed=0",
+             "[  3.1] ok 1 fw_builtin_stress_init"]
+
+
+def with_init(lines):
+    return (DATA / "stress-pass.log").read_text().splitlines() + lines
+
+
+def test_init_only_race_is_read():
+    """The init-only summary passes when every entry was served, then refused."""
+    log = stresslog.parse(with_init(INIT_PASS))
+    assert log.init == (3, 310, 627, 3, 0)
+    assert log.problems(6, want_init=True) == []
+    assert stresslog.summary(log, 2, 3)[2] == \
+        "init-only entries:  3 entries, 310 rounds: 627 served, 3 refused once freed, 0 wrong"
+
+
+def test_init_only_entry_served_after_it_was_refused_fails():
+    """A request that went wrong, or an entry never refused, fails the run."""
+    bad = [INIT_PASS[0].replace("gone=3 failed=0", "gone=2 failed=1"),
+           "[  3.1] not ok 1 fw_builtin_stress_init"]
+    assert stresslog.parse(with_init(bad)).problems(6) == [
+        "init-only: 1 request(s) went wrong", "init-only: 2 of 3 entries refused after boot"]
+
+
+def test_missing_init_only_summary_fails_when_wanted():
+    """A list with init-only entries must show their summary."""
+    log = stresslog.parse(with_init([]))
+    assert log.problems(6) == []
+    assert log.problems(6, want_init=True) == ["no init-only summary"]
+
+
 def test_failed_init_step_fails():
     """An init step that did not work, such as setting up fault injection, fails the run."""
     lines = (DATA / "stress-pass.log").read_text().replace("task-filter <- Y: ok",
@@ -127,9 +159,10 @@ def test_summary_lines():
     """The harness's summary names the counts it judged."""
     lines = stresslog.summary(parse("stress-pass.log"), 2, 3)
     assert lines[0] == "stress cycles:      6 of 6 ok, 0 failed (2 threads x 3, 8 entries, 2 s)"
-    assert lines[2] == "fault injection:    60 requests, 41 ok, 19 -ENOMEM, 0 bad"
-    assert lines[3] == "firmware cache:     2 of 2 names cached, 2 uncached"
-    assert lines[5].startswith("kernel reports:     KASAN 0, kmemleak 0, lockdep 0,")
+    assert lines[2] == "init-only entries:  missing"
+    assert lines[3] == "fault injection:    60 requests, 41 ok, 19 -ENOMEM, 0 bad"
+    assert lines[4] == "firmware cache:     2 of 2 names cached, 2 uncached"
+    assert lines[6].startswith("kernel reports:     KASAN 0, kmemleak 0, lockdep 0,")
 
 
 def test_firmware_cache_cycle_is_read():
