@@ -40,9 +40,10 @@ def test_make_run_verifies_every_entry_on_the_board(board):
     extra = extrafw.expected_entries(BUILD / board / "linux" / ".config",
                                      BUILD / "linux-6.1")
     # Each entry, each CONFIG_EXTRA_FIRMWARE file, the self-test's three
-    # checks (partial reads and two error paths), the debugfs listing, and
-    # on a U-Boot board its check of the FIT's hashes.
-    checks = len(manifest) + len(extra) + 4 + \
+    # checks (partial reads and two error paths), the debugfs listing, each
+    # init-only entry requested again after boot, and on a U-Boot board its
+    # check of the FIT's hashes.
+    checks = len(manifest) + len(extra) + 4 + sum(e.lifetime == "init" for e in manifest) + \
         (load_board(ROOT / "boards" / board).boot == "uboot")
     assert len(PASS_RE.findall(result.stdout)) == checks
     assert f"{board}: {len(manifest) - installed} firmware entries and {installed} installed" \
@@ -106,8 +107,10 @@ def test_versatile_boots_from_a_uimage():
         capture_output=True, text=True, timeout=300, check=False)
     assert_ok(result)
     assert "/uImage -dtb " in result.stdout
-    # Each entry, the self-test's three checks and the debugfs listing.
-    checks = len(read_manifest(out / "fw" / "manifest.json")) + 4
+    # Each entry, the self-test's three checks, the debugfs listing, and
+    # each init-only entry requested again after boot.
+    manifest = read_manifest(out / "fw" / "manifest.json")
+    checks = len(manifest) + 4 + sum(e.lifetime == "init" for e in manifest)
     assert len(PASS_RE.findall(result.stdout)) == checks
     assert f"{checks} checks passed, 0 failed" in result.stdout
 
