@@ -10,7 +10,7 @@ from conftest import ROOT
 PATCHDIR = ROOT / "kernel-patch"
 SIGNOFF = "Signed-off-by: fwembed maintainers <maintainers@fwembed.invalid>"
 # The subsystem prefixes the series uses, as the files' maintainers write them.
-SUBJECT_RE = re.compile(r"(firmware_loader(: builtin)?|Documentation: firmware): [a-z]")
+SUBJECT_RE = re.compile(r"(firmware_loader(: builtin)?|Documentation: firmware|selftests: firmware): [a-z]")
 # The upstream commits that the series' fixes name, as "git log --oneline"
 # shows them in Linus Torvalds' tree. This machine has no kernel history to
 # look them up in, so checkpatch's UNKNOWN_COMMIT_ID check cannot run here;
@@ -62,8 +62,8 @@ def test_fixes_come_first_and_name_upstream_commits():
 
 
 def test_test_only_patches_come_last():
-    """Production patches first; the self-test, benchmark and stress test last."""
-    kinds = ["test" if re.search(r"self-test|benchmark|stress test|KUnit", subject(p))
+    """Production patches first; the self-tests, benchmark and stress test last."""
+    kinds = ["test" if re.search(r"self-test|benchmark|stress test|KUnit|^selftests: ", subject(p))
              else "production" for p in series()]
     assert kinds == sorted(kinds), list(zip(kinds, map(subject, series())))
 
