@@ -136,6 +136,7 @@ endif
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 .PHONY: help run kernel fw config tree deps gen-deps report-deps board-check initramfs kunit bench stress check \
+	kselftest kselftest-deps kselftest-kernel \
 	test-quick firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean \
 	FORCE
 FORCE:
@@ -292,6 +293,46 @@ run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
 		--kernel-config $(KOUT)/.config --kernel-tree $(TREE) \
 		$(if $(QEMU_EXTRA),--qemu-extra '$(QEMU_EXTRA)')
 
+# The kernel's own firmware selftests (tools/testing/selftests/firmware), in
+# QEMU, on the board's kernel and on the same configuration built from
+# Debian's tree without the series, which must pass at least as much. The
+# unpatched tree and build directory sit as deep below build/kselftest as
+# the board's are below build/, so that ccache reuses the board's objects.
+# The guest's user space is Debian's, of the board's architecture
+# (KSELFTEST_ARCH), downloaded and unpacked, never installed.
+KSELFTEST := $(BUILD)/kselftest
+KSELFTEST_ARCH ?= armel
+KSELFTEST_TREE := $(KSELFTEST)/linux-6.1
+KSELFTEST_KOUT := $(KSELFTEST)/$(OUT_NAME)/linux
+KSELFTEST_PACKAGES := busybox-static bash-static coreutils diffutils gzip libc6
+kmake-unpatched = $(MAKE) --no-print-directory -C $(KSELFTEST_TREE) O=$(KSELFTEST_KOUT) \
+	ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
+	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" KCPPFLAGS="$(strip \
+	-fmacro-prefix-map=$(shell realpath -m --relative-to=$(KSELFTEST_KOUT) $(KSELFTEST_TREE))/= \
+	$(KCPPFLAGS))") V=$(V) -j$(JOBS)
+
+kselftest-deps:
+	$(Q)$(install-deps) --arch $(KSELFTEST_ARCH) $(BUILD_PACKAGES)
+	$(Q)scripts/fetch-debs $(if $(filter no,$(INSTALL_DEPS)),--check) $(KSELFTEST_ARCH) \
+		$(KSELFTEST)/userland $(KSELFTEST_PACKAGES)
+
+kselftest-kernel: kernel dtb kselftest-deps
+	$(Q)scripts/prepare-kernel $(KSELFTEST_TREE) none $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
+	$(Q)mkdir -p $(KSELFTEST_KOUT)
+	$(Q)if ! cmp -s $(KOUT)/.config $(KSELFTEST_KOUT)/.config.board; then \
+		echo '  KCONFIG $(KSELFTEST_KOUT:$(CURDIR)/%=%)/.config (the board'"'"'s, without the series)'; \
+		cp $(KOUT)/.config $(KSELFTEST_KOUT)/.config && \
+		$(kmake-unpatched) -s olddefconfig && cp $(KOUT)/.config $(KSELFTEST_KOUT)/.config.board; fi
+	$(quiet) '  MAKE    $(subst $(MAKE),make,$(kmake-unpatched)) $(KERNEL_TARGETS)'
+	$(Q)$(kmake-unpatched) $(KERNEL_TARGETS)
+
+kselftest: kselftest-kernel
+	$(Q)$(HARNESS) kselftest --board $(BOARD_DIR) --userland $(KSELFTEST)/userland/root \
+		--patched-kernel $(KERNEL_IMAGE) --patched-tree $(TREE) \
+		--unpatched-kernel $(KSELFTEST_KOUT)/$(BOARD_IMAGE) --unpatched-tree $(KSELFTEST_TREE) \
+		$(if $(DTB_FILE),--patched-dtb $(DTB_FILE) --unpatched-dtb $(DTB_FILE:$(KOUT)/%=$(KSELFTEST_KOUT)/%)) \
+		--manifest $(FWOUT)/manifest.json --out $(KSELFTEST)/$(OUT_NAME)
+
 uboot-deps:
 	$(Q)$(install-deps) $(UBOOT_PACKAGES)
 
@@ -410,8 +451,12 @@ FWEMBED_FUZZ_EXAMPLES ?= 50
 # Every board folder's packages, as fwembed's board.cfg parser reads them.
 every-board-packages = $$(for b in boards/*/; do $(FWEMBED) board $$b | sed -n 's/^packages = //p'; done)
 
-check: deps
-	$(Q)$(install-deps) $(CHECK_PACKAGES) $(every-board-packages)
+# One install-deps call, so that a fresh machine runs apt-get update once; it
+# adds the architecture whose packages make kselftest downloads.
+check:
+	$(Q)$(install-deps) --arch $(KSELFTEST_ARCH) $(BUILD_PACKAGES) $(CHECK_PACKAGES) $(every-board-packages)
+	$(Q)scripts/fetch-debs $(if $(filter no,$(INSTALL_DEPS)),--check) $(KSELFTEST_ARCH) \
+		$(KSELFTEST)/userland $(KSELFTEST_PACKAGES)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest
 
 test-quick:

@@ -8,6 +8,13 @@ commands:
                                    --manifest JSON --log LOG
                                    [--kernel-config CONFIG --kernel-tree DIR]
                                    [--extra-firmware NAME ...]
+  kselftest
+          run the kernel's firmware selftests on a kernel with the series and
+          on one without, and fw_builtin.sh on the first; compare the two:
+              fwembed-harness kselftest --board DIR --userland DIR
+                  --patched-kernel IMAGE --patched-tree DIR [--patched-dtb DTB]
+                  --unpatched-kernel IMAGE --unpatched-tree DIR [--unpatched-dtb DTB]
+                  --manifest JSON --out DIR
   dumpdtb write the device tree QEMU makes for the board's machine:
               fwembed-harness dumpdtb --board DIR --out DTB [--kernel IMAGE]
                                       [--initrd CPIO]
@@ -24,6 +31,7 @@ from fwembedlib.cli import command_parser, main as run_main
 
 from .boot import boot_and_verify
 from .dtb import dump_qemu_dtb
+from .kselftest import run as run_kselftest
 
 
 def add_boot(sub):
@@ -65,9 +73,29 @@ def run_dumpdtb(args):
     dump_qemu_dtb(load_board(args.board), args.out, kernel=args.kernel, initrd=args.initrd)
 
 
+def add_kselftest(sub):
+    ks = sub.add_parser("kselftest", help="the kernel's firmware selftests, "
+                                          "patched against unpatched")
+    ks.add_argument("--board", metavar="DIR", required=True)
+    ks.add_argument("--userland", metavar="DIR", required=True,
+                    help="the guest's Debian packages, unpacked (scripts/fetch-debs)")
+    for which in ("patched", "unpatched"):
+        ks.add_argument(f"--{which}-kernel", metavar="IMAGE", required=True)
+        ks.add_argument(f"--{which}-tree", metavar="DIR", required=True,
+                        help="the kernel tree whose selftests the guest runs")
+        ks.add_argument(f"--{which}-dtb", metavar="DTB")
+    ks.add_argument("--manifest", required=True,
+                    help="fw_builtin.sh checks every built-in entry against it")
+    ks.add_argument("--out", metavar="DIR", required=True,
+                    help="where the initramfs, console logs and results.json go")
+    ks.add_argument("--timeout", type=float, default=900,
+                    help="seconds each guest may take (default 900)")
+    ks.set_defaults(func=run_kselftest)
+
+
 def build_parser():
     parser, sub = command_parser("fwembed-harness", __doc__)
-    for add in (add_boot, add_dumpdtb):
+    for add in (add_boot, add_kselftest, add_dumpdtb):
         add(sub)
     return parser
 

@@ -1,0 +1,124 @@
+"""The kernel's own firmware selftests in QEMU (make kselftest).
+
+fw_run_tests.sh runs on the versatile board's kernel and on the same
+configuration built without the series; the patched kernel must pass every
+check the unpatched one passes, with the same skips. fw_builtin.sh, which
+the series adds, requests every built-in entry through test_firmware and
+checks it against the manifest. The parsers are tested first, on lines as
+the scripts print them.
+"""
+
+import json
+
+import pytest
+
+from conftest import ROOT, run_command
+from fwembedlib.manifest import read as read_manifest
+from fwharness import kselftest
+
+RESULTS = ROOT / "build" / "kselftest" / "versatile" / "results.json"
+MANIFEST = ROOT / "build" / "versatile" / "fw" / "manifest.json"
+
+FW_RUN_TESTS_LINES = """\
+Running namespace test: 
+Testing with firmware in parent namespace (assumed to be same file system as PID1)
+OK
+-----------------------------------------------------
+Running kernel configuration test 1 -- rare
+./fw_filesystem.sh: filesystem loading works
+./fw_filesystem.sh: firmware loading: platform trigger not present, ignoring test
+
+Testing with the file present...
+Batched request_firmware() normal try #1: OK
+Batched request_firmware() normal try #1: OK
+usermode helper disabled so ignoring test
+Running kernel configuration test 2 -- distro
+./fw_filesystem.sh: filesystem loading works
+""".splitlines()
+
+
+def test_checks_are_named_by_configuration_and_part():
+    assert kselftest.checks(FW_RUN_TESTS_LINES) == [
+        ("namespace test", "pass"),
+        ("config 1 / fw_filesystem.sh: filesystem loading works", "pass"),
+        ("config 1 / fw_filesystem.sh: firmware loading: platform trigger not present, "
+         "ignoring test", "skip"),
+        ("config 1 / the file present / Batched request_firmware() normal try #1: OK", "pass"),
+        ("config 1 / the file present / Batched request_firmware() normal try #1: OK (2)",
+         "pass"),
+        ("config 1 / the file present / usermode helper disabled so ignoring test", "skip"),
+        ("config 2 / fw_filesystem.sh: filesystem loading works", "pass")]
+
+
+def test_a_check_lost_or_skipped_only_when_patched_is_a_regression():
+    unpatched = [("a", "pass"), ("b", "pass"), ("c", "skip")]
+    patched = [("a", "pass"), ("c", "pass"), ("d", "skip")]
+    assert kselftest.regressions(unpatched, patched) == [
+        "b: passes unpatched, not reached patched",
+        "c: skipped unpatched only",
+        "d: skipped patched only"]
+    assert kselftest.regressions(unpatched, unpatched + [("e", "pass")]) == []
+
+
+def test_tap_lines_give_pass_skip_and_fail():
+    lines = ["TAP version 13", "1..3", "ok 1 whole: a b", "ok 2 partial: x # SKIP too small",
+             "# batched: y: request #0: SHA-256 differs", "not ok 3 batched: y"]
+    assert kselftest.tap_results(lines) == [("whole: a b", "pass"), ("partial: x", "skip"),
+                                            ("batched: y", "fail")]
+
+
+def test_script_output_is_read_between_its_markers():
+    console = ["Booting Linux", "fwembed-kselftest: begin fw_builtin.sh", "ok 1 a",
+               "fwembed-kselftest: end fw_builtin.sh status=0",
+               "fwembed-kselftest: begin fw_run_tests.sh", "OK"]
+    runs = kselftest.script_runs(console)
+    assert runs["fw_builtin.sh"].lines == ["ok 1 a"]
+    assert runs["fw_builtin.sh"].status == 0
+    assert runs["fw_run_tests.sh"].status is None
+
+
+@pytest.fixture(scope="module")
+def results():
+    run = run_command("make kselftest")
+    assert RESULTS.is_file(), run.stdout[-4000:] + run.stderr[-4000:]
+    return run, json.loads(RESULTS.read_text())
+
+
+@pytest.mark.kernel
+def test_make_kselftest_passes(results):
+    run, data = results
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert data["problems"] == []
+
+
+@pytest.mark.kernel
+def test_the_unpatched_kernel_passes_the_selftests(results):
+    _, data = results
+    unpatched = data["unpatched"]["fw_run_tests"]
+    assert unpatched["status"] == 0
+    assert sum(r == "pass" for _, r in unpatched["checks"]) >= 100
+
+
+@pytest.mark.kernel
+def test_the_patched_kernel_passes_what_the_unpatched_one_passes(results):
+    _, data = results
+    unpatched = [tuple(c) for c in data["unpatched"]["fw_run_tests"]["checks"]]
+    patched = [tuple(c) for c in data["patched"]["fw_run_tests"]["checks"]]
+    assert kselftest.regressions(unpatched, patched) == []
+    assert data["patched"]["fw_run_tests"]["status"] == 0
+
+
+@pytest.mark.kernel
+def test_fw_builtin_checks_every_built_in_entry(results):
+    _, data = results
+    builtin = data["patched"]["fw_builtin"]
+    assert builtin["status"] == 0
+    outcome = {d: r for d, r in builtin["results"]}
+    entries = [e for e in read_manifest(MANIFEST) if e.builtin]
+    for e in entries:
+        if e.lifetime == "init":
+            assert outcome[f"freed: {e.name}"] == "pass"
+        else:
+            assert outcome[f"whole: {e.name}"] == "pass"
+            assert outcome[f"partial: {e.name}"] == ("skip" if e.size < 2 else "pass")
+    assert "fail" not in outcome.values()
