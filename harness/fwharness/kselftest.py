@@ -26,9 +26,8 @@ import subprocess
 import sys
 import threading
 
-from fwembedlib import atomic
+from fwembedlib import atomic, cpio
 from fwembedlib.board import load_board
-from fwembedlib.cpio import TRAILER, member
 from fwembedlib.manifest import read as read_manifest
 
 from .qemu import boot, qemu_command
@@ -121,21 +120,7 @@ def initramfs(userland_root, tree, fw_namespace, listing=None):
     if listing is not None:
         files[LISTING] = (0o100644, listing.encode())
     # fw_namespace mounts a tmpfs on /lib/firmware.
-    folders = {"dev", "proc", "sys", "tmp", "lib/firmware"}
-    for name in files:
-        parts = name.split("/")[:-1]
-        folders.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
-    out = []
-    ino = 0
-    for folder in sorted(folders):
-        ino += 1
-        out.append(member(ino, folder, 0o040755))
-    for name in sorted(files):
-        ino += 1
-        mode, data = files[name]
-        out.append(member(ino, name, mode, data))
-    out.append(member(0, TRAILER, 0))
-    return b"".join(out)
+    return cpio.tree(files, folders=("dev", "proc", "sys", "tmp", "lib/firmware"))
 
 
 @dataclasses.dataclass
@@ -241,10 +226,10 @@ def prepare(board, tree, userland, listing, out, name):
     """Build fw_namespace and the initramfs for one kernel; return its path."""
     fw_namespace = out / f"fw_namespace-{name}"
     build_fw_namespace(tree, fw_namespace, board.settings["cross_compile"])
-    cpio = out / f"initramfs-{name}.cpio"
-    print(f"  CPIO    {cpio}", flush=True)
-    atomic.write_file(cpio, initramfs(userland, tree, fw_namespace, listing))
-    return cpio
+    image = out / f"initramfs-{name}.cpio"
+    print(f"  CPIO    {image}", flush=True)
+    atomic.write_file(image, initramfs(userland, tree, fw_namespace, listing))
+    return image
 
 
 def run(args):
@@ -256,8 +241,8 @@ def run(args):
                "patched": (args.patched_kernel, args.patched_dtb, args.patched_tree)}
     boots = {}
     for name, (kernel, dtb, tree) in kernels.items():
-        cpio = prepare(board, tree, args.userland, listing, out, name)
-        boots[name] = qemu_command(board, kernel, dtb or "", initrd=cpio)
+        image = prepare(board, tree, args.userland, listing, out, name)
+        boots[name] = qemu_command(board, kernel, dtb or "", initrd=image)
     runs = {}
 
     def one(name):

@@ -35,22 +35,29 @@ def member(ino, path, mode, data=b""):
     return pad4(header + name) + pad4(data)
 
 
-def archive(files):
-    """A newc archive of ``files`` ({relative name: bytes}) below /lib/firmware."""
-    folders = set()
-    for name in files:
-        parts = f"{PREFIX}/{name}".split("/")[:-1]
-        folders.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+def tree(files, folders=()):
+    """A newc archive of ``files`` ({path: (mode, bytes)}), after every folder
+    they are in and the extra ``folders``, each folder mode 0755."""
+    every_folder = set(folders)
+    for path in files:
+        parts = path.split("/")[:-1]
+        every_folder.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
     out = []
     ino = 0
-    for folder in sorted(folders):
+    for folder in sorted(every_folder):
         ino += 1
         out.append(member(ino, folder, 0o040755))
-    for name in sorted(files):
+    for path in sorted(files):
         ino += 1
-        out.append(member(ino, f"{PREFIX}/{name}", 0o100644, files[name]))
+        mode, data = files[path]
+        out.append(member(ino, path, mode, data))
     out.append(member(0, TRAILER, 0))
     return b"".join(out)
+
+
+def archive(files):
+    """A newc archive of ``files`` ({relative name: bytes}) below /lib/firmware."""
+    return tree({f"{PREFIX}/{name}": (0o100644, data) for name, data in files.items()})
 
 
 def collect(folder):
