@@ -23,6 +23,14 @@ def gen(*args):
     return run_fwembed("gen", "-q", *args)
 
 
+def as_foreground_job():
+    """Ctrl-C reaches a foreground job, whose SIGINT is at its default. A
+    shell without job control starts background commands with SIGINT
+    ignored, and make check may run so; the runs these tests interrupt
+    must not inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def leftovers(folder):
     """Staging folders or temporary files that a run left beside its output."""
     return sorted(p.name for p in folder.iterdir() if ".fwembed-" in p.name or
@@ -131,7 +139,7 @@ def test_interrupted_run_keeps_earlier_outputs(fwtree, tmp_path, signum, status)
     (fwtree / "big.bin").write_bytes(os.urandom(32 << 20))
     write_list(fwtree, "a one.bin\nbig big.bin compress=xz\n")
     proc = subprocess.Popen([PYTHON, FWEMBED, "gen", "--list", path, "--out", out],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_foreground_job)
     deadline = time.monotonic() + 60
     while not leftovers(tmp_path) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -192,7 +200,7 @@ def start_long_run(fwtree, tmp_path, out):
     (fwtree / "big.bin").write_bytes(os.urandom(32 << 20))
     write_list(fwtree, "a one.bin\nbig big.bin compress=xz\n")
     proc = subprocess.Popen([PYTHON, FWEMBED, "gen", "-q", "--list", path, "--out", out],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_foreground_job)
     deadline = time.monotonic() + 60
     while not leftovers(out.parent) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
