@@ -7,7 +7,7 @@ allnoconfig-based configuration, where the loader is built in, with every
 option the series adds (KUnit tests, lookup bench, stress file) and an
 in-tree CONFIG_EXTRA_FIRMWARE file beside a generated table. x86 is where
 most CONFIG_EXTRA_FIRMWARE users are, and its small configuration keeps
-fifteen builds cheap; the boards' tests boot the series on ARM. The final
+sixteen builds cheap; the boards' tests boot the series on ARM. The final
 kernel, booted in QEMU, shows that both kinds of built-in firmware load
 side by side. Last, x86_64 tinyconfig builds the loader's directory with the
 loader built in, as a module, and left out.
