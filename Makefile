@@ -92,11 +92,12 @@ export CCACHE_BASEDIR := $(CURDIR)
 # build directory (../../linux-6.1/kernel/fork.c), which the kernel's
 # -fmacro-prefix-map=$(srctree)/= does not match: __FILE__ strings would name
 # the build directory's depth and differ from a build without ccache. Strip
-# that spelling of the source tree too. $(1) is the build directory.
-ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --relative-to=$(1) $(TREE))/= $(KCPPFLAGS))"
-kmake = $(MAKE) --no-print-directory -C $(TREE) O=$(1) ARCH=$(BOARD_ARCH) \
+# that spelling of the source tree too. $(1) is the build directory, $(2)
+# the source tree (default $(TREE)).
+ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --relative-to=$(1) $(or $(2),$(TREE)))/= $(KCPPFLAGS))"
+kmake = $(MAKE) --no-print-directory -C $(or $(2),$(TREE)) O=$(1) ARCH=$(BOARD_ARCH) \
 	CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
-	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" $(call ccache-prefix-map,$(1))) V=$(V) -j$(JOBS)
+	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" $(call ccache-prefix-map,$(1),$(2))) V=$(V) -j$(JOBS)
 KMAKE = $(call kmake,$(KOUT))
 
 # Debian packages. 'fwembed gen' needs Python and the compressors only;
@@ -308,11 +309,7 @@ KSELFTEST_ARCH ?= armel
 KSELFTEST_TREE := $(KSELFTEST)/linux-6.1
 KSELFTEST_KOUT := $(KSELFTEST)/$(OUT_NAME)/linux
 KSELFTEST_PACKAGES := busybox-static bash-static coreutils diffutils gzip libc6
-kmake-unpatched = $(MAKE) --no-print-directory -C $(KSELFTEST_TREE) O=$(KSELFTEST_KOUT) \
-	ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
-	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" KCPPFLAGS="$(strip \
-	-fmacro-prefix-map=$(shell realpath -m --relative-to=$(KSELFTEST_KOUT) $(KSELFTEST_TREE))/= \
-	$(KCPPFLAGS))") V=$(V) -j$(JOBS)
+kmake-unpatched = $(call kmake,$(KSELFTEST_KOUT),$(KSELFTEST_TREE))
 
 kselftest-deps:
 	$(Q)$(install-deps) --arch $(KSELFTEST_ARCH) $(BUILD_PACKAGES)

@@ -30,6 +30,7 @@ from fwembedlib import atomic, cpio
 from fwembedlib.board import load_board
 from fwembedlib.manifest import read as read_manifest
 
+from .listing import HEADER as LISTING_HEADER
 from .qemu import boot, qemu_command
 
 SELFTESTS = "tools/testing/selftests/firmware"
@@ -95,7 +96,7 @@ def build_fw_namespace(tree, out, cross_compile):
 def listing_from_manifest(entries):
     """The listing fw_builtin.sh checks against: the manifest's built-in
     entries, init-only ones as the kernel lists them once it has booted."""
-    lines = ["name\tsize\tstored_size\tcompression\tsha256\tlifetime"]
+    lines = ["\t".join(LISTING_HEADER)]
     for e in sorted((e for e in entries if e.builtin), key=lambda e: e.name):
         lifetime = "freed" if e.lifetime == "init" else "kernel"
         lines.append(f"{e.name}\t{e.size}\t-\t-\t{e.sha256}\t{lifetime}")
@@ -199,7 +200,7 @@ def side_by_side(unpatched, patched):
 def regressions(unpatched, patched):
     """Why the patched kernel does worse: checks that pass unpatched and do
     not pass patched, and skips that differ."""
-    u, p = dict(unpatched), dict(patched)
+    p = dict(patched)
     problems = [f"{n}: passes unpatched, {p.get(n, 'not reached')} patched"
                 for n, r in unpatched if r == "pass" and p.get(n) != "pass"]
     skips_u = {n for n, r in unpatched if r == "skip"}
