@@ -40,7 +40,7 @@ def test_make_run_verifies_the_sample_list():
     assert "  PASS      16384 B  " in result.stdout
     assert "  PASS      16384 B  b7f6b5398608  [after boot] fwembed/boot-only/regs-16k.bin" in \
         result.stdout
-    assert "versatile: 14 firmware entries and 1 installed" in result.stdout
+    assert "versatile: 16 firmware entries and 1 installed" in result.stdout
     assert "23 checks passed, 0 failed" in result.stdout
     assert "  PASS                             [check] debugfs_listing_matches_manifest" in \
         result.stdout
