@@ -137,7 +137,7 @@ endif
 .NOTPARALLEL:
 .DELETE_ON_ERROR:
 .PHONY: help run kernel fw config tree deps gen-deps report-deps board-check initramfs kunit bench stress check \
-	kselftest kselftest-deps kselftest-kernel \
+	kselftest kselftest-kernel cfg80211 guest-deps \
 	test-quick firmware_install report nofw-kernel uimage fit dtb uboot-deps uboot-disk clean distclean \
 	FORCE
 FORCE:
@@ -168,6 +168,9 @@ help:
 	@echo '  kselftest      run the kernel'"'"'s firmware selftests in QEMU on the board'"'"'s kernel and'
 	@echo '                 on the same configuration without the series, side by side, then'
 	@echo '                 fw_builtin.sh on every built-in entry (versatile; armel user space)'
+	@echo '  cfg80211       boot the board'"'"'s kernel with Debian'"'"'s iw: cfg80211 must accept the'
+	@echo '                 signature of the built-in regulatory.db and take a country from it'
+	@echo '                 (versatile; armel user space)'
 	@echo '  stress         boot the sanitizer kernel (KASAN, kmemleak, lockdep, debug objects,'
 	@echo '                 DEBUG_VM, fault injection) of stress/vexpress-a9 and run the built-in'
 	@echo '                 firmware stress test in it; then fuzz the generator (10,000'
@@ -189,6 +192,8 @@ help:
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
 	@echo '  BENCH_PARTS=list  make bench runs only these of lookup,size,build,memory,boot'
+	@echo '  CFG80211_COUNTRY=cc  make cfg80211: the country to take from the database (default: DE)'
+	@echo '  GUEST_ARCH=arch   Debian architecture of the kselftest and cfg80211 guests (default: armel)'
 	@echo '  STRESS_THREADS=n  make stress: stress threads (default: 8)'
 	@echo '  STRESS_CYCLES=n   make stress: cycles per thread (default: 10000)'
 	@echo '  INSTALL_FW_PATH=dir  where firmware_install installs (default: build/BOARD/firmware-install)'
@@ -302,21 +307,26 @@ run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
 # Debian's tree without the series, which must pass at least as much. The
 # unpatched tree and build directory sit as deep below build/kselftest as
 # the board's are below build/, so that ccache reuses the board's objects.
-# The guest's user space is Debian's, of the board's architecture
-# (KSELFTEST_ARCH), downloaded and unpacked, never installed.
 KSELFTEST := $(BUILD)/kselftest
-KSELFTEST_ARCH ?= armel
 KSELFTEST_TREE := $(KSELFTEST)/linux-6.1
 KSELFTEST_KOUT := $(KSELFTEST)/$(OUT_NAME)/linux
-KSELFTEST_PACKAGES := busybox-static bash-static coreutils diffutils gzip libc6
 kmake-unpatched = $(call kmake,$(KSELFTEST_KOUT),$(KSELFTEST_TREE))
 
-kselftest-deps:
-	$(Q)$(install-deps) --arch $(KSELFTEST_ARCH) $(BUILD_PACKAGES)
-	$(Q)scripts/fetch-debs $(if $(filter no,$(INSTALL_DEPS)),--check) $(KSELFTEST_ARCH) \
-		$(KSELFTEST)/userland $(KSELFTEST_PACKAGES)
+# The user space of the make kselftest and make cfg80211 guests: Debian's
+# packages of the board's architecture (GUEST_ARCH), downloaded and
+# unpacked into $(GUEST_USERLAND)/root, never installed.
+GUEST_ARCH ?= armel
+GUEST_USERLAND := $(BUILD)/guest-userland
+GUEST_PACKAGES := busybox-static bash-static coreutils diffutils gzip libc6 \
+	iw libnl-3-200 libnl-genl-3-200
+fetch-guest-debs = scripts/fetch-debs $(if $(filter no,$(INSTALL_DEPS)),--check) $(GUEST_ARCH) \
+	$(GUEST_USERLAND) $(GUEST_PACKAGES)
 
-kselftest-kernel: kernel dtb kselftest-deps
+guest-deps:
+	$(Q)$(install-deps) --arch $(GUEST_ARCH) $(BUILD_PACKAGES)
+	$(Q)$(fetch-guest-debs)
+
+kselftest-kernel: kernel dtb guest-deps
 	$(Q)scripts/prepare-kernel $(KSELFTEST_TREE) none $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 	$(Q)mkdir -p $(KSELFTEST_KOUT)
 	$(Q)if ! cmp -s $(KOUT)/.config $(KSELFTEST_KOUT)/.config.board; then \
@@ -327,11 +337,21 @@ kselftest-kernel: kernel dtb kselftest-deps
 	$(Q)$(kmake-unpatched) $(KERNEL_TARGETS)
 
 kselftest: kselftest-kernel
-	$(Q)$(HARNESS) kselftest --board $(BOARD_DIR) --userland $(KSELFTEST)/userland/root \
+	$(Q)$(HARNESS) kselftest --board $(BOARD_DIR) --userland $(GUEST_USERLAND)/root \
 		--patched-kernel $(KERNEL_IMAGE) --patched-tree $(TREE) \
 		--unpatched-kernel $(KSELFTEST_KOUT)/$(BOARD_IMAGE) --unpatched-tree $(KSELFTEST_TREE) \
 		$(if $(DTB_FILE),--patched-dtb $(DTB_FILE) --unpatched-dtb $(DTB_FILE:$(KOUT)/%=$(KSELFTEST_KOUT)/%)) \
 		--manifest $(FWOUT)/manifest.json --out $(KSELFTEST)/$(OUT_NAME)
+
+# cfg80211 and the regulatory database built into the board's kernel: the
+# guest (Debian's busybox and iw) must see cfg80211 take CFG80211_COUNTRY,
+# which only the database holds, after it has checked the signature.
+CFG80211_COUNTRY ?= DE
+
+cfg80211: kernel dtb guest-deps
+	$(Q)$(HARNESS) cfg80211 --board $(BOARD_DIR) --userland $(GUEST_USERLAND)/root \
+		--kernel $(KERNEL_IMAGE) $(if $(DTB_FILE),--dtb $(DTB_FILE)) \
+		--manifest $(FWOUT)/manifest.json --country $(CFG80211_COUNTRY) --out $(OUT)/cfg80211
 
 uboot-deps:
 	$(Q)$(install-deps) $(UBOOT_PACKAGES)
@@ -452,11 +472,10 @@ FWEMBED_FUZZ_EXAMPLES ?= 50
 every-board-packages = $$(for b in boards/*/; do $(FWEMBED) board $$b | sed -n 's/^packages = //p'; done)
 
 # One install-deps call, so that a fresh machine runs apt-get update once; it
-# adds the architecture whose packages make kselftest downloads.
+# adds the architecture of the guests' user space (GUEST_ARCH).
 check:
-	$(Q)$(install-deps) --arch $(KSELFTEST_ARCH) $(BUILD_PACKAGES) $(CHECK_PACKAGES) $(every-board-packages)
-	$(Q)scripts/fetch-debs $(if $(filter no,$(INSTALL_DEPS)),--check) $(KSELFTEST_ARCH) \
-		$(KSELFTEST)/userland $(KSELFTEST_PACKAGES)
+	$(Q)$(install-deps) --arch $(GUEST_ARCH) $(BUILD_PACKAGES) $(CHECK_PACKAGES) $(every-board-packages)
+	$(Q)$(fetch-guest-debs)
 	$(Q)FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest
 
 test-quick:

@@ -15,11 +15,18 @@ commands:
                   --patched-kernel IMAGE --patched-tree DIR [--patched-dtb DTB]
                   --unpatched-kernel IMAGE --unpatched-tree DIR [--unpatched-dtb DTB]
                   --manifest JSON --out DIR
+  cfg80211
+          boot a kernel with regulatory.db built in, and check that cfg80211
+          accepts its signature and takes a country from it (Debian's iw):
+              fwembed-harness cfg80211 --board DIR --userland DIR
+                  --kernel IMAGE [--dtb DTB] --manifest JSON --out DIR
+                  [--country CC]
   dumpdtb write the device tree QEMU makes for the board's machine:
               fwembed-harness dumpdtb --board DIR --out DTB [--kernel IMAGE]
                                       [--initrd CPIO]
 
-'make run' calls both; docs/testing.md tells the rest.
+'make run' calls boot and dumpdtb, 'make kselftest' and 'make cfg80211' the
+others; docs/testing.md tells the rest.
 
 Exit status: 0 if every check passed, 1 if one failed or on bad input (the
 message reads "path[:line]: error: ..."), 2 on usage errors, 3 on an
@@ -30,6 +37,7 @@ from fwembedlib.board import load_board
 from fwembedlib.cli import command_parser, main as run_main
 
 from .boot import boot_and_verify
+from .cfg80211 import run as run_cfg80211
 from .dtb import dump_qemu_dtb
 from .kselftest import run as run_kselftest
 
@@ -93,9 +101,25 @@ def add_kselftest(sub):
     ks.set_defaults(func=run_kselftest)
 
 
+def add_cfg80211(sub):
+    cfg = sub.add_parser("cfg80211", help="cfg80211 and the built-in regulatory database")
+    cfg.add_argument("--board", metavar="DIR", required=True)
+    cfg.add_argument("--userland", metavar="DIR", required=True,
+                     help="the guest's Debian packages, unpacked (scripts/fetch-debs)")
+    cfg.add_argument("--kernel", metavar="IMAGE", required=True)
+    cfg.add_argument("--dtb", metavar="DTB")
+    cfg.add_argument("--manifest", required=True,
+                     help="must list regulatory.db and regulatory.db.p7s as built in")
+    cfg.add_argument("--out", metavar="DIR", required=True,
+                     help="where the initramfs, console.log and result.json go")
+    cfg.add_argument("--country", default="DE",
+                     help="the country the kernel must take from the database (default DE)")
+    cfg.set_defaults(func=run_cfg80211)
+
+
 def build_parser():
     parser, sub = command_parser("fwembed-harness", __doc__)
-    for add in (add_boot, add_kselftest, add_dumpdtb):
+    for add in (add_boot, add_kselftest, add_cfg80211, add_dumpdtb):
         add(sub)
     return parser
 

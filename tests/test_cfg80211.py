@@ -1,0 +1,121 @@
+"""cfg80211 checks the regulatory database built into the kernel (make cfg80211).
+
+The versatile board embeds Debian's regulatory.db and regulatory.db.p7s.
+At boot cfg80211 requests both, checks the PKCS#7 signature against the
+keys in net/wireless/certs, and only then uses the database; the guest
+asks it, with Debian's iw, for the country it was told to take. The same
+kernel is relinked with the database stored xz-compressed, and with one
+byte of it changed, which cfg80211 must refuse. The parsers are tested
+first, on lines as the guest prints them.
+"""
+
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from conftest import ROOT, make, run_command
+from fwembedlib.manifest import read as read_manifest
+from fwharness import cfg80211
+
+OUT = ROOT / "build" / "versatile"
+RESULT = OUT / "cfg80211" / "result.json"
+REGDB = "/lib/firmware/regulatory.db"
+
+CONSOLE = """\
+cfg80211: Loading compiled-in X.509 certificates for regulatory database
+cfg80211: Loaded X.509 cert 'sforshee: 00b28ddf47aef9cea7'
+fwembed-cfg80211: begin iw reg get
+global
+country DE: DFS-ETSI
+\t(2400 - 2483 @ 40), (N/A, 20), (N/A)
+
+phy#0
+country 99: DFS-UNSET
+fwembed-cfg80211: end iw reg get
+reboot: Restarting system""".splitlines()
+
+
+def test_the_global_country_is_the_first_one_iw_shows():
+    lines = cfg80211.iw_output(CONSOLE)
+    assert lines[:2] == ["global", "country DE: DFS-ETSI"]
+    assert lines[-1] == "country 99: DFS-UNSET"
+    assert cfg80211.global_country(lines) == ("DE", "DFS-ETSI")
+    assert cfg80211.global_country(None) is None
+
+
+def test_every_check_passes_on_an_accepted_database():
+    assert [passed for _, passed, _ in cfg80211.verdict(CONSOLE, "DE")] == [True] * 4
+    assert [passed for _, passed, _ in cfg80211.verdict(CONSOLE, "FR")] == [True] * 3 + [False]
+
+
+def test_a_refused_database_fails_the_signature_check():
+    refused = CONSOLE[:2] + [cfg80211.REFUSED] + [
+        line.replace("country DE: DFS-ETSI", "country 00: DFS-UNSET") for line in CONSOLE[2:]]
+    failed = [d for d, passed, _ in cfg80211.verdict(refused, "DE") if not passed]
+    assert failed == ["signature accepted", "iw reg get: country DE"]
+
+
+def board_copy(tmp_path, list_text):
+    """The versatile board with another firmware list, built in build/versatile."""
+    board = tmp_path / "versatile"
+    shutil.copytree(ROOT / "boards" / "versatile", board)
+    (board / "firmware.list").write_text(list_text)
+    return board
+
+
+@pytest.fixture(scope="module")
+def relinked_after():
+    """Relink build/versatile with its own list once this file's variants are done."""
+    yield
+    result = make("kernel")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.kernel
+def test_cfg80211_accepts_the_raw_database(relinked_after):
+    """The board's own list: the upstream pair, stored as it is."""
+    run = run_command("make cfg80211")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    result = json.loads(RESULT.read_text())
+    assert result["regulatory.db"]["compression"] == "none"
+    assert result["iw_reg_get"][:2] == ["global", "country DE: DFS-ETSI"]
+    assert "cfg80211: Loaded X.509 cert 'wens: 61c038651aabdcf94bd0ac7ff06c7248db18c600'" \
+        in result["cfg80211_lines"]
+    assert not [line for line in result["cfg80211_lines"] if "regulatory.db" in line]
+
+
+@pytest.mark.kernel
+def test_cfg80211_accepts_the_database_stored_xz_compressed(tmp_path, relinked_after):
+    """Debian's own pair, regulatory.db decoded from xz at the request."""
+    board = board_copy(tmp_path, f"regulatory.db {REGDB}-debian compress=xz license=ISC\n"
+                                 f"regulatory.db.p7s {REGDB}.p7s-debian license=ISC\n")
+    run = make("cfg80211", f"BOARD={board}", "OUT_NAME=versatile")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    result = json.loads(RESULT.read_text())
+    assert result["regulatory.db"]["compression"] == "xz"
+    assert result["regulatory.db"]["stored_size"] < result["regulatory.db"]["size"]
+    assert result["iw_reg_get"][1] == "country DE: DFS-ETSI"
+    assert "versatile: cfg80211 accepted the built-in regulatory.db (xz)" in run.stdout
+
+
+@pytest.mark.kernel
+def test_cfg80211_refuses_an_altered_database(tmp_path, relinked_after):
+    """One bit changed in the database's last byte, the signature kept: the
+    bytes built in are the altered ones, and cfg80211 refuses them."""
+    data = bytearray(open(f"{REGDB}-upstream", "rb").read())
+    data[-1] ^= 1
+    altered = tmp_path / "regulatory.db"
+    altered.write_bytes(data)
+    board = board_copy(tmp_path, f"regulatory.db {altered} license=ISC\n"
+                                 f"regulatory.db.p7s {REGDB}.p7s-upstream license=ISC\n")
+    run = make("cfg80211", f"BOARD={board}", "OUT_NAME=versatile")
+    assert run.returncode != 0, run.stdout[-4000:] + run.stderr[-2000:]
+    entry = {e.name: e for e in read_manifest(OUT / "fw" / "manifest.json")}["regulatory.db"]
+    assert entry.sha256 == hashlib.sha256(data).hexdigest()
+    result = json.loads(RESULT.read_text())
+    assert cfg80211.REFUSED in result["cfg80211_lines"]
+    assert result["iw_reg_get"][1].startswith("country 00: ")
+    assert "  FAIL    signature accepted" in run.stdout
+    assert "versatile: cfg80211 refused the built-in regulatory.db (raw)" in run.stdout
