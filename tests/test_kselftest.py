@@ -32,6 +32,8 @@ Testing with the file present...
 Batched request_firmware() normal try #1: OK
 Batched request_firmware() normal try #1: OK
 usermode helper disabled so ignoring test
+./fw_filesystem.sh: filesystem loading works
+./fw_upload.sh: firmware upload for fw1 works
 Running kernel configuration test 2 -- distro
 ./fw_filesystem.sh: filesystem loading works
 """.splitlines()
@@ -47,6 +49,8 @@ def test_checks_are_named_by_configuration_and_part():
         ("config 1 / the file present / Batched request_firmware() normal try #1: OK (2)",
          "pass"),
         ("config 1 / the file present / usermode helper disabled so ignoring test", "skip"),
+        ("config 1 / the file present / fw_filesystem.sh: filesystem loading works", "pass"),
+        ("config 1 / fw_upload.sh: firmware upload for fw1 works", "pass"),
         ("config 2 / fw_filesystem.sh: filesystem loading works", "pass")]
 
 

@@ -154,12 +154,20 @@ def checks(lines):
     """The results of fw_run_tests.sh: a list of (name, result), in order,
     result "pass" or "skip". A check's name is its line, prefixed by the
     configuration it emulates and the part it is in, and numbered when a
-    part repeats it. The namespace test prints "OK" on a line of its own."""
+    part repeats it. A part ("Testing with ...") belongs to the script
+    that last printed a line of its own ("./fw_filesystem.sh: ..."), and
+    ends at the next script's line. The namespace test prints "OK" on a
+    line of its own."""
     config = part = ""
+    script = part_script = None
     pending = None
     seen = {}
     results = []
     for line in lines:
+        if m := re.match(r"\./(\S+\.sh): ", line):
+            script = m.group(1)
+            if script != part_script:
+                part = ""
         if m := re.match(r"Running kernel configuration test (\d+)", line):
             config, part = f"config {m.group(1)}", ""
         elif line.startswith("Running basic kernel configuration"):
@@ -167,7 +175,7 @@ def checks(lines):
         elif line.startswith("Running namespace test"):
             pending = "namespace test"
         elif line.startswith("Testing with ") and line.endswith("..."):
-            part = line[len("Testing with "):-3]
+            part, part_script = line[len("Testing with "):-3], script
         else:
             result = None
             if line == "OK" and pending:
