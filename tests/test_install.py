@@ -172,6 +172,6 @@ def test_make_firmware_install_all_to_a_path(tmp_path):
     result = make("firmware_install", "INSTALL_FW_ALL=1", f"INSTALL_FW_PATH={tmp_path}/fw")
     assert result.returncode == 0, result.stderr
     entries = read_list(ROOT / "boards" / "versatile" / "firmware.list")
-    assert len(files(tmp_path / "fw")) == len(entries) == 17
+    assert len(files(tmp_path / "fw")) == len(entries) == 18
     assert (tmp_path / "fw" / "fwembed" / "hello, world+v2@rev=3 #1.txt").read_bytes() == \
         (ROOT / "firmware" / "hello.txt").read_bytes()

@@ -34,14 +34,14 @@ def test_make_run_verifies_the_sample_list():
     """make run boots the versatile kernel and every sample entry passes."""
     result = run_command("make run")
     assert_ok(result)
-    assert len(PASS_RE.findall(result.stdout)) == 25
+    assert len(PASS_RE.findall(result.stdout)) == 26
     assert "  PASS         63 B  6b25e9fd12b2  fwembed/hello, world+v2@rev=3 #1.txt" in \
         result.stdout
     assert "  PASS      16384 B  " in result.stdout
     assert "  PASS      16384 B  b7f6b5398608  [after boot] fwembed/boot-only/regs-16k.bin" in \
         result.stdout
-    assert "versatile: 16 firmware entries and 1 installed" in result.stdout
-    assert "25 checks passed, 0 failed" in result.stdout
+    assert "versatile: 17 firmware entries and 1 installed" in result.stdout
+    assert "26 checks passed, 0 failed" in result.stdout
     regdb = pathlib.Path("/lib/firmware/regulatory.db-upstream").read_bytes()
     assert f"  PASS  {len(regdb):>9} B  {hashlib.sha256(regdb).hexdigest()[:12]}  regulatory.db" \
         in result.stdout
