@@ -111,13 +111,14 @@ UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
 # 'fwembed report', 'ls', 'extract', 'verify' and 'needs' read ELF files with
 # pyelftools; 'ls' and the others read FIT images with libfdt.
 REPORT_PACKAGES := python3-pyelftools python3-libfdt
-# The tests that need no kernel (make test-quick): no linux-source, no QEMU.
+# The tests that need no kernel (make test-quick): no linux-source, no QEMU;
+# wireless-regdb holds files that the versatile board's list names.
 # The generated table is assembled with the cross toolchain of every
 # architecture the tests cover: arm, arm64, riscv64, and the host's x86_64.
 QUICK_PACKAGES := $(GEN_PACKAGES) make patch cpio python3-pytest python3-hypothesis \
 	$(REPORT_PACKAGES) python3-matplotlib firmware-linux-free gcc-arm-linux-gnueabi \
 	binutils-arm-linux-gnueabi gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc \
-	u-boot-tools device-tree-compiler mtools fdisk
+	u-boot-tools device-tree-compiler mtools fdisk wireless-regdb
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
 CHECK_PACKAGES := $(QUICK_PACKAGES) python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
 	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross

@@ -4,18 +4,22 @@ The versatile board embeds Debian's regulatory.db and regulatory.db.p7s.
 At boot cfg80211 requests both, checks the PKCS#7 signature against the
 keys in net/wireless/certs, and only then uses the database; the guest
 asks it, with Debian's iw, for the country it was told to take. The same
-kernel is relinked with the database stored xz-compressed, and with one
-byte of it changed, which cfg80211 must refuse. The parsers are tested
-first, on lines as the guest prints them.
+kernel is relinked with the database stored xz-compressed, with one
+byte of it changed, which cfg80211 must refuse although the guest's
+/lib/firmware holds the genuine pair, and without it, when cfg80211 must
+take that pair. The parsers are tested first, on lines as the guest
+prints them.
 """
 
+import argparse
 import hashlib
 import json
 import shutil
+import subprocess
 
 import pytest
 
-from conftest import ROOT, make, run_command
+from conftest import HARNESS, PYTHON, ROOT, make, run_command
 from fwembedlib.manifest import read as read_manifest
 from fwharness import cfg80211
 
@@ -55,6 +59,13 @@ def test_a_refused_database_fails_the_signature_check():
         line.replace("country DE: DFS-ETSI", "country 00: DFS-UNSET") for line in CONSOLE[2:]]
     failed = [d for d, passed, _ in cfg80211.verdict(refused, "DE") if not passed]
     assert failed == ["signature accepted", "iw reg get: country DE"]
+
+
+def test_the_country_must_come_from_the_database():
+    assert cfg80211.country_code("DE") == "DE"
+    for bad in ("00", "de", "DEU", "D'"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            cfg80211.country_code(bad)
 
 
 def board_copy(tmp_path, list_text):
@@ -100,22 +111,58 @@ def test_cfg80211_accepts_the_database_stored_xz_compressed(tmp_path, relinked_a
     assert "versatile: cfg80211 accepted the built-in regulatory.db (xz)" in run.stdout
 
 
+def genuine_pair(folder):
+    """Debian's upstream pair, under the names cfg80211 requests."""
+    folder.mkdir()
+    for name in cfg80211.NAMES:
+        shutil.copy(f"/lib/firmware/{name}-upstream", folder / name)
+    return folder
+
+
+def harness_cfg80211(*args):
+    """fwembed-harness cfg80211 on build/versatile's kernel, as make runs it."""
+    linux = OUT / "linux" / "arch" / "arm" / "boot"
+    return subprocess.run(
+        [PYTHON, HARNESS, "cfg80211", "--board", ROOT / "boards" / "versatile",
+         "--userland", ROOT / "build" / "guest-userland" / "root",
+         "--kernel", linux / "zImage", "--dtb", linux / "dts" / "versatile-pb.dtb",
+         "--manifest", OUT / "fw" / "manifest.json", "--out", OUT / "cfg80211", *args],
+        capture_output=True, text=True, check=False)
+
+
 @pytest.mark.kernel
 def test_cfg80211_refuses_an_altered_database(tmp_path, relinked_after):
-    """One bit changed in the database's last byte, the signature kept: the
-    bytes built in are the altered ones, and cfg80211 refuses them."""
+    """One bit changed in the database's last byte, the signature kept. The
+    guest's /lib/firmware holds the genuine pair, which cfg80211 would take
+    (next test): the bytes it refuses are the built-in ones."""
     data = bytearray(open(f"{REGDB}-upstream", "rb").read())
     data[-1] ^= 1
     altered = tmp_path / "regulatory.db"
     altered.write_bytes(data)
     board = board_copy(tmp_path, f"regulatory.db {altered} license=ISC\n"
                                  f"regulatory.db.p7s {REGDB}.p7s-upstream license=ISC\n")
-    run = make("cfg80211", f"BOARD={board}", "OUT_NAME=versatile")
-    assert run.returncode != 0, run.stdout[-4000:] + run.stderr[-2000:]
+    built = make("kernel", f"BOARD={board}", "OUT_NAME=versatile")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     entry = {e.name: e for e in read_manifest(OUT / "fw" / "manifest.json")}["regulatory.db"]
     assert entry.sha256 == hashlib.sha256(data).hexdigest()
+    run = harness_cfg80211("--fs-regdb", genuine_pair(tmp_path / "genuine"))
+    assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
     result = json.loads(RESULT.read_text())
     assert cfg80211.REFUSED in result["cfg80211_lines"]
     assert result["iw_reg_get"][1].startswith("country 00: ")
     assert "  FAIL    signature accepted" in run.stdout
     assert "versatile: cfg80211 refused the built-in regulatory.db (raw)" in run.stdout
+
+
+@pytest.mark.kernel
+def test_without_the_built_in_pair_cfg80211_takes_the_file_system_one(tmp_path,
+                                                                       relinked_after):
+    """The control for the test above: with no regulatory.db built in, the
+    guest's genuine pair is what cfg80211 loads and accepts."""
+    board = board_copy(tmp_path, f"fwembed/seven.bin {ROOT}/firmware/seven.bin\n")
+    built = make("kernel", f"BOARD={board}", "OUT_NAME=versatile")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    run = harness_cfg80211("--fs-regdb", genuine_pair(tmp_path / "genuine"))
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "versatile: cfg80211 accepted the file system's regulatory.db" in run.stdout
+    assert json.loads(RESULT.read_text())["iw_reg_get"][1] == "country DE: DFS-ETSI"

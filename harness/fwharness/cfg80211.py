@@ -14,9 +14,12 @@ between marker lines.
 
 The initramfs's /lib/firmware holds decoys under both names: were the
 file system served instead of the built-in entries, cfg80211 would refuse
-the database.
+the database. With --fs-regdb, it holds a real pair instead, which
+cfg80211 would accept: a test of an altered built-in database uses it to
+show that the refusal is of the built-in bytes.
 """
 
+import argparse
 import json
 import pathlib
 import re
@@ -40,8 +43,9 @@ USERLAND = tuple(f for f in KSELFTEST_USERLAND
     ("lib/arm-linux-gnueabi/libnl-genl-3.so.200", "lib/arm-linux-gnueabi/libnl-genl-3.so.200"))
 DECOY = b"fwembed: a decoy on the file system, not the built-in %s\n"
 MARK = "fwembed-cfg80211:"
-# How long the init polls "iw reg get", in seconds: far above the moment
-# cfg80211 has the database, a second or so after the init starts.
+# How many times the init runs "iw reg get", a second apart, before it
+# gives up: far more than cfg80211 needs to take the database, which it
+# has a second or so after the init starts.
 WAIT = 60
 FAILED = "cfg80211: failed to load regulatory.db"
 REFUSED = "cfg80211: loaded regulatory.db is malformed or signature is missing/invalid"
@@ -59,7 +63,7 @@ mount -t sysfs sysfs /sys
 n=0
 while :; do
 	iw reg get >/tmp/reg 2>&1
-	grep -q '^country {country}:' /tmp/reg && break
+	grep -A1 '^global$' /tmp/reg | grep -q '^country {country}:' && break
 	dmesg | grep -q -e '{FAILED}' -e '{REFUSED}' && break
 	[ $n -ge {WAIT} ] && break
 	n=$((n + 1))
@@ -72,14 +76,25 @@ reboot -f
 """
 
 
-def initramfs(userland_root, country):
-    """The guest's initramfs (newc bytes)."""
+def country_code(text):
+    """An argparse type: a country the database alone can give, not the
+    world domain "00" that cfg80211 has built in."""
+    if not re.fullmatch(r"[A-Z]{2}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a country code (two capitals, as DE)")
+    return text
+
+
+def initramfs(userland_root, country, fs_regdb=None):
+    """The guest's initramfs (newc bytes). /lib/firmware holds the decoys,
+    or the pair in the folder ``fs_regdb``."""
     userland_root = pathlib.Path(userland_root)
     files = {dest: (0o100755, (userland_root / source).read_bytes())
              for source, dest in USERLAND}
     files["init"] = (0o100755, init_script(country).encode())
     for name in NAMES:
-        files[f"lib/firmware/{name}"] = (0o100644, DECOY % name.encode())
+        data = (pathlib.Path(fs_regdb) / name).read_bytes() if fs_regdb else \
+            DECOY % name.encode()
+        files[f"lib/firmware/{name}"] = (0o100644, data)
     return cpio.tree(files, folders=("dev", "proc", "sys", "tmp"))
 
 
@@ -126,12 +141,16 @@ def run(args):
     out.mkdir(parents=True, exist_ok=True)
     entries = {e.name: e for e in read_manifest(args.manifest) if e.builtin}
     missing = [name for name in NAMES if name not in entries]
-    if missing:
+    if missing and not args.fs_regdb:
         print(f"{args.manifest}: error: not built in: {', '.join(missing)}", file=sys.stderr)
         return 1
+    for name in NAMES if args.fs_regdb else ():
+        if not (pathlib.Path(args.fs_regdb) / name).is_file():
+            print(f"{pathlib.Path(args.fs_regdb) / name}: error: no such file", file=sys.stderr)
+            return 1
     image = out / "initramfs.cpio"
     print(f"  CPIO    {image}", flush=True)
-    atomic.write_file(image, initramfs(args.userland, args.country))
+    atomic.write_file(image, initramfs(args.userland, args.country, args.fs_regdb))
     cmdline = f"{board.settings['cmdline']} cfg80211.ieee80211_regdom={args.country}"
     log = out / "console.log"
     qemu_run = boot(qemu_command(board, args.kernel, args.dtb or "", cmdline=cmdline,
@@ -144,18 +163,25 @@ def run(args):
     for line in iw_lines or ["(no output from iw reg get)"]:
         if line:
             print(f"iw reg get: {line}")
-    db = entries["regulatory.db"]
-    stored = db.compression if db.compression != "none" else "raw"
-    print(f"  BUILTIN {db.name}: {db.size} B, {stored} ({db.stored_size} B stored), "
-          f"sha256 {db.sha256[:12]}; "
-          f"{NAMES[1]}: {entries[NAMES[1]].size} B")
+    db = entries.get("regulatory.db")
+    if db:
+        stored = db.compression if db.compression != "none" else "raw"
+        sig = entries.get(NAMES[1])
+        print(f"  BUILTIN {db.name}: {db.size} B, {stored} ({db.stored_size} B stored), "
+              f"sha256 {db.sha256[:12]}; "
+              f"{NAMES[1]}: {f'{sig.size} B' if sig else 'not built in'}")
+        served = f"the built-in regulatory.db ({stored})"
+    else:
+        print(f"  BUILTIN none: regulatory.db is not built in; the guest's /lib/firmware "
+              f"has the pair from {args.fs_regdb}")
+        served = "the file system's regulatory.db"
     checks = verdict(console, args.country)
     for description, passed, detail in checks:
         print(f"  {'PASS' if passed else 'FAIL'}    {description}"
               + (f"  ({detail})" if detail else ""))
     problems = qemu_run.problems + [d for d, passed, _ in checks if not passed]
-    result = {"regulatory.db": {"compression": db.compression, "size": db.size,
-                                "stored_size": db.stored_size, "sha256": db.sha256},
+    result = {"regulatory.db": db and {"compression": db.compression, "size": db.size,
+                                       "stored_size": db.stored_size, "sha256": db.sha256},
               "cfg80211_lines": [ln for ln in console if ln.startswith("cfg80211: ")],
               "iw_reg_get": iw_lines, "checks": [{"check": d, "passed": p, "detail": x}
                                                  for d, p, x in checks],
@@ -163,9 +189,10 @@ def run(args):
     atomic.write_file(out / "result.json", (json.dumps(result, indent=1) + "\n").encode())
     for problem in qemu_run.problems:
         print(f"{log}: error: {problem}", file=sys.stderr)
-    outcome = "accepted" if not problems else \
+    failed_checks = [d for d, passed, _ in checks if not passed]
+    outcome = "accepted" if not failed_checks else \
         "refused" if REFUSED in console else "did not take"
-    print(f"{board.name}: cfg80211 {outcome} the built-in regulatory.db ({stored}); "
+    print(f"{board.name}: cfg80211 {outcome} {served}; "
           f"{sum(p for _, p, _ in checks)} checks passed, "
           f"{sum(not p for _, p, _ in checks)} failed; console log: {log}")
     return 1 if problems else 0

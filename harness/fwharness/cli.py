@@ -20,7 +20,7 @@ commands:
           accepts its signature and takes a country from it (Debian's iw):
               fwembed-harness cfg80211 --board DIR --userland DIR
                   --kernel IMAGE [--dtb DTB] --manifest JSON --out DIR
-                  [--country CC]
+                  [--country CC] [--fs-regdb DIR]
   dumpdtb write the device tree QEMU makes for the board's machine:
               fwembed-harness dumpdtb --board DIR --out DTB [--kernel IMAGE]
                                       [--initrd CPIO]
@@ -37,7 +37,7 @@ from fwembedlib.board import load_board
 from fwembedlib.cli import command_parser, main as run_main
 
 from .boot import boot_and_verify
-from .cfg80211 import run as run_cfg80211
+from .cfg80211 import country_code, run as run_cfg80211
 from .dtb import dump_qemu_dtb
 from .kselftest import run as run_kselftest
 
@@ -112,8 +112,11 @@ def add_cfg80211(sub):
                      help="must list regulatory.db and regulatory.db.p7s as built in")
     cfg.add_argument("--out", metavar="DIR", required=True,
                      help="where the initramfs, console.log and result.json go")
-    cfg.add_argument("--country", default="DE",
+    cfg.add_argument("--country", default="DE", type=country_code,
                      help="the country the kernel must take from the database (default DE)")
+    cfg.add_argument("--fs-regdb", metavar="DIR",
+                     help="put DIR's regulatory.db and regulatory.db.p7s in the guest's "
+                          "/lib/firmware instead of decoys")
     cfg.set_defaults(func=run_cfg80211)
 
 

@@ -34,9 +34,9 @@ from .listing import HEADER as LISTING_HEADER
 from .qemu import boot, qemu_command
 
 SELFTESTS = "tools/testing/selftests/firmware"
-# The Debian packages of the guest's user space, and the files taken from
-# them: (path in the unpacked packages, path in the initramfs).
-PACKAGES = ("busybox-static", "bash-static", "coreutils", "diffutils", "gzip", "libc6")
+# The files of the guest's user space, taken from Debian's packages
+# (GUEST_PACKAGES in the Makefile): (path in the unpacked packages, path in
+# the initramfs).
 USERLAND = (("bin/busybox", "bin/busybox"),
             ("bin/bash-static", "bin/bash"),
             ("usr/bin/diff", "usr/bin/diff"),
@@ -169,9 +169,9 @@ def checks(lines):
             if script != part_script:
                 part = ""
         if m := re.match(r"Running kernel configuration test (\d+)", line):
-            config, part = f"config {m.group(1)}", ""
+            config, part, script = f"config {m.group(1)}", "", None
         elif line.startswith("Running basic kernel configuration"):
-            config, part = "basic", ""
+            config, part, script = "basic", "", None
         elif line.startswith("Running namespace test"):
             pending = "namespace test"
         elif line.startswith("Testing with ") and line.endswith("..."):
