@@ -30,14 +30,14 @@ REGDB = "/lib/firmware/regulatory.db"
 CONSOLE = """\
 cfg80211: Loading compiled-in X.509 certificates for regulatory database
 cfg80211: Loaded X.509 cert 'sforshee: 00b28ddf47aef9cea7'
-fwembed-cfg80211: begin iw reg get
+fwembed-cfg80211: begin iw
 global
 country DE: DFS-ETSI
 \t(2400 - 2483 @ 40), (N/A, 20), (N/A)
 
 phy#0
 country 99: DFS-UNSET
-fwembed-cfg80211: end iw reg get
+fwembed-cfg80211: end iw status=0
 reboot: Restarting system""".splitlines()
 
 

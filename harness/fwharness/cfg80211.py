@@ -29,7 +29,7 @@ from fwembedlib import atomic, cpio
 from fwembedlib.board import load_board
 from fwembedlib.manifest import read as read_manifest
 
-from .kselftest import USERLAND as KSELFTEST_USERLAND
+from .kselftest import USERLAND as KSELFTEST_USERLAND, script_runs, userland_files
 from .qemu import boot, qemu_command
 
 NAMES = ("regulatory.db", "regulatory.db.p7s")
@@ -63,15 +63,16 @@ mount -t sysfs sysfs /sys
 n=0
 while :; do
 	iw reg get >/tmp/reg 2>&1
+	status=$?
 	grep -A1 '^global$' /tmp/reg | grep -q '^country {country}:' && break
 	dmesg | grep -q -e '{FAILED}' -e '{REFUSED}' && break
 	[ $n -ge {WAIT} ] && break
 	n=$((n + 1))
 	sleep 1
 done
-echo "{MARK} begin iw reg get"
+echo "{MARK} begin iw"
 cat /tmp/reg
-echo "{MARK} end iw reg get"
+echo "{MARK} end iw status=$status"
 reboot -f
 """
 
@@ -87,9 +88,7 @@ def country_code(text):
 def initramfs(userland_root, country, fs_regdb=None):
     """The guest's initramfs (newc bytes). /lib/firmware holds the decoys,
     or the pair in the folder ``fs_regdb``."""
-    userland_root = pathlib.Path(userland_root)
-    files = {dest: (0o100755, (userland_root / source).read_bytes())
-             for source, dest in USERLAND}
+    files = userland_files(userland_root, USERLAND)
     files["init"] = (0o100755, init_script(country).encode())
     for name in NAMES:
         data = (pathlib.Path(fs_regdb) / name).read_bytes() if fs_regdb else \
@@ -100,15 +99,8 @@ def initramfs(userland_root, country, fs_regdb=None):
 
 def iw_output(lines):
     """The lines "iw reg get" printed, between the init's markers; None if absent."""
-    out, inside = None, False
-    for line in lines:
-        if line == f"{MARK} begin iw reg get":
-            out, inside = [], True
-        elif line == f"{MARK} end iw reg get":
-            inside = False
-        elif inside:
-            out.append(line)
-    return out
+    run = script_runs(lines, MARK).get("iw")
+    return run.lines if run else None
 
 
 def global_country(iw_lines):
@@ -179,7 +171,8 @@ def run(args):
     for description, passed, detail in checks:
         print(f"  {'PASS' if passed else 'FAIL'}    {description}"
               + (f"  ({detail})" if detail else ""))
-    problems = qemu_run.problems + [d for d, passed, _ in checks if not passed]
+    failed = [d for d, passed, _ in checks if not passed]
+    problems = qemu_run.problems + failed
     result = {"regulatory.db": db and {"compression": db.compression, "size": db.size,
                                        "stored_size": db.stored_size, "sha256": db.sha256},
               "cfg80211_lines": [ln for ln in console if ln.startswith("cfg80211: ")],
@@ -189,10 +182,9 @@ def run(args):
     atomic.write_file(out / "result.json", (json.dumps(result, indent=1) + "\n").encode())
     for problem in qemu_run.problems:
         print(f"{log}: error: {problem}", file=sys.stderr)
-    failed_checks = [d for d, passed, _ in checks if not passed]
-    outcome = "accepted" if not failed_checks else \
+    outcome = "accepted" if not failed else \
         "refused" if REFUSED in console else "did not take"
     print(f"{board.name}: cfg80211 {outcome} {served}; "
-          f"{sum(p for _, p, _ in checks)} checks passed, "
-          f"{sum(not p for _, p, _ in checks)} failed; console log: {log}")
+          f"{len(checks) - len(failed)} checks passed, {len(failed)} failed; "
+          f"console log: {log}")
     return 1 if problems else 0

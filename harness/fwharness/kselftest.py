@@ -103,13 +103,17 @@ def listing_from_manifest(entries):
     return "".join(line + "\n" for line in lines)
 
 
+def userland_files(userland_root, pairs):
+    """{path in the initramfs: (mode, bytes)} of the (source, dest) ``pairs``
+    taken from the unpacked packages below ``userland_root``."""
+    return {dest: (0o100755, (pathlib.Path(userland_root) / source).read_bytes())
+            for source, dest in pairs}
+
+
 def initramfs(userland_root, tree, fw_namespace, listing=None):
     """The guest's initramfs (newc bytes): user space, the tree's firmware
     selftests and fw_namespace, the init above, and the listing if any."""
-    userland_root = pathlib.Path(userland_root)
-    files = {}
-    for source, dest in USERLAND:
-        files[dest] = (0o100755, (userland_root / source).read_bytes())
+    files = userland_files(userland_root, USERLAND)
     selftests = pathlib.Path(tree) / SELFTESTS
     for path in sorted(selftests.iterdir()):
         if path.suffix == ".sh" or path.name in ("config", "settings"):
@@ -132,12 +136,13 @@ class ScriptRun:
     status: int = None
 
 
-def script_runs(console_lines):
-    """{script: ScriptRun} from the console of a boot with the init above."""
+def script_runs(console_lines, mark=MARK):
+    """{script: ScriptRun} from the console of a boot whose init prints each
+    script's output between "MARK begin NAME" and "MARK end NAME status=N"."""
     runs = {}
     current = None
-    begin = re.compile(rf"^{MARK} begin (\S+)$")
-    end = re.compile(rf"^{MARK} end (\S+) status=(\d+)$")
+    begin = re.compile(rf"^{mark} begin (\S+)$")
+    end = re.compile(rf"^{mark} end (\S+) status=(\d+)$")
     for raw in console_lines:
         line = raw.rstrip("\r\n")
         if m := begin.match(line):
