@@ -27,6 +27,10 @@ delivered  kernel start (0) to the self-test's totals line, less checks:
            every entry delivered; on the initramfs side this includes
            unpacking the larger initramfs
 
+VERIFY's cost depends on the CPU's SHA-256: the same built-in set boots
+on virt64 (Cortex-A57, whose Armv8 SHA-256 instructions the crypto API's
+sha2-ce driver uses) with and without VERIFY too, in build/bench-boot-virt64.
+
 After the first boot, with the built-in list, it measures incremental
 builds: 'make kernel' with nothing changed, then after one file of the set
 changed (same size, new bytes), counting the objects re-assembled from the
@@ -47,7 +51,10 @@ from benchlib import BUILD, ROOT, BenchError  # noqa: E402
 OUT_NAME = "bench-boot"
 HERE = BUILD / OUT_NAME
 SET = HERE / "set"
-BOARD = HERE / "board"
+# The board that boots every variant, and the one that adds VERIFY's figures
+# on a CPU with SHA-256 instructions.
+MAIN_BOARD = "versatile"
+VERIFY_BOARD = "virt64"
 COUNT = 64
 TOTAL = 4 << 20
 SEED = 9000
@@ -115,43 +122,55 @@ def incremental_counts(stdout):
             "relinked": "  LD      vmlinux" in stdout.splitlines()}
 
 
-def write_board(names, install, verify=True):
-    """The versatile board with the set as its list, all built in or all install=yes.
+def out_name(board):
+    """The build directory's name (OUT_NAME) for a board's bench kernels."""
+    return OUT_NAME if board == MAIN_BOARD else f"{OUT_NAME}-{board}"
+
+
+def board_folder(board):
+    return BUILD / out_name(board) / "board"
+
+
+def write_board(names, install, verify=True, board=MAIN_BOARD):
+    """``board`` with the set as its list, all built in or all install=yes.
 
     Without ``verify``, its fragment turns CONFIG_FW_LOADER_BUILTIN_VERIFY off.
     """
-    BOARD.mkdir(parents=True, exist_ok=True)
-    versatile = ROOT / "boards" / "versatile"
-    cfg = (versatile / "board.cfg").read_text()
+    folder = board_folder(board)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = ROOT / "boards" / board
+    cfg = (source / "board.cfg").read_text()
     # -icount runs slower than real time; the boot still ends by itself.
     cfg = re.sub(r"(?m)^timeout = .*$", "timeout = 900", cfg)
-    fragment = (versatile / "kernel.config").read_text()
+    fragment = (source / "kernel.config").read_text()
     if not verify:
         fragment = fragment.replace("CONFIG_FW_LOADER_BUILTIN_VERIFY=y",
                                     "# CONFIG_FW_LOADER_BUILTIN_VERIFY is not set")
     for name, text in (("board.cfg", cfg), ("kernel.config", fragment)):
-        if not (BOARD / name).exists() or (BOARD / name).read_text() != text:
-            (BOARD / name).write_text(text)
+        if not (folder / name).exists() or (folder / name).read_text() != text:
+            (folder / name).write_text(text)
     option = " install=yes" if install else ""
     text = "# Written by bench/boot.py.\n" + \
         "".join(f"{name} {SET / name}{option}\n" for name in names)
     # Written only when it changes, so that a no-op build stays one.
-    if not (BOARD / "firmware.list").exists() or (BOARD / "firmware.list").read_text() != text:
-        (BOARD / "firmware.list").write_text(text)
+    if not (folder / "firmware.list").exists() or \
+            (folder / "firmware.list").read_text() != text:
+        (folder / "firmware.list").write_text(text)
 
 
-def make(target, where, **extra):
-    return benchlib.make_target(benchlib.MAKE, target, where, OUT_NAME=OUT_NAME, BOARD=BOARD,
-                                EXTRA_FRAGMENTS=FRAGMENT, **extra)
+def make(target, where, board=MAIN_BOARD, **extra):
+    return benchlib.make_target(benchlib.MAKE, target, where, OUT_NAME=out_name(board),
+                                BOARD=board_folder(board), EXTRA_FRAGMENTS=FRAGMENT, **extra)
 
 
-def boot(names, install, verify, label):
-    write_board(names, install, verify)
+def boot(names, install, verify, label, board=MAIN_BOARD):
+    write_board(names, install, verify, board)
+    here = BUILD / out_name(board)
     # A console left by an earlier boot must not pass for this one's.
-    (HERE / "console.log").unlink(missing_ok=True)
-    make("run", f"make run ({label})", QEMU_EXTRA=benchlib.ICOUNT)
-    log = HERE / f"console-{label}.log"
-    shutil.copy(HERE / "console.log", log)
+    (here / "console.log").unlink(missing_ok=True)
+    make("run", f"make run ({board}, {label})", board, QEMU_EXTRA=benchlib.ICOUNT)
+    log = here / f"console-{label}.log"
+    shutil.copy(here / "console.log", log)
     lines = log.read_text(errors="replace").splitlines()
     header = f"# fw_builtin_selftest: {len(names)} names from" if install else \
         f"# fw_builtin_selftest: {len(names)} built-in entries"
@@ -185,9 +204,14 @@ def measure():
     incr = incremental(names, sizes)
     builtin = boot(names, install=False, verify=False, label="builtin")
     filesystem = boot(names, install=True, verify=False, label="initramfs")
+    other = {"builtin_verify": boot(names, install=False, verify=True, label="builtin-verify",
+                                    board=VERIFY_BOARD),
+             "builtin": boot(names, install=False, verify=False, label="builtin",
+                             board=VERIFY_BOARD)}
     return {"files": COUNT, "bytes": TOTAL, "qemu_extra": benchlib.ICOUNT,
             "unit": "microseconds of guest time (-icount shift=0: 1 ns per guest instruction)",
-            "builtin_verify": verified, "builtin": builtin, "initramfs": filesystem,
+            "board": MAIN_BOARD, "builtin_verify": verified, "builtin": builtin,
+            "initramfs": filesystem, "verify_board": {"board": VERIFY_BOARD, **other},
             "incremental": incr}
 
 
@@ -201,12 +225,23 @@ def table(r):
                                 ("selftest_end_us", "kernel start to self-test end", False)):
         v, b, f = r["builtin_verify"][key], r["builtin"][key], r["initramfs"][key]
         rows.append([label, v, b, f, f"{f / b:.2f}x" if b and compare else "-"])
-    boot_table = benchlib.format_table(["boot (us guest time)", "built-in, VERIFY", "built-in",
-                                        "initramfs", "initramfs/built-in"], rows)
+    boot_table = benchlib.format_table([f"boot on {r['board']} (us guest time)",
+                                        "built-in, VERIFY", "built-in", "initramfs",
+                                        "initramfs/built-in"], rows)
+    other = r["verify_board"]
+    verify_rows = []
+    for key, label in (("delivered_us", "kernel start to all delivered"),
+                       ("requests_us", "request + SHA-256, summed"),
+                       ("checks_us", "self-test's other checks")):
+        for board, res in ((r["board"], r), (other["board"], other)):
+            v, b = res["builtin_verify"][key], res["builtin"][key]
+            verify_rows.append([f"{board}: {label}", v, b, f"{v / b:.2f}x" if b else "-"])
+    verify_table = benchlib.format_table(["VERIFY (us guest time)", "VERIFY", "no VERIFY",
+                                          "VERIFY/no VERIFY"], verify_rows)
     inc = r["incremental"]
     inc_rows = [[label, inc[key]["assembled"], "yes" if inc[key]["relinked"] else "no"]
                 for key, label in (("no_op", "no-op"), ("one_file", "one file changed"))]
-    return boot_table + "\n\n" + benchlib.format_table(
+    return boot_table + "\n\n" + verify_table + "\n\n" + benchlib.format_table(
         ["make kernel", "objects assembled", "vmlinux relinked"], inc_rows)
 
 

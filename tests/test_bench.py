@@ -135,10 +135,14 @@ def test_summary_rows_take_the_smallest_and_largest_lookup_tables():
     assert "30.00x" in summary.table(rows)
 
 
-BOOT = {"files": 64, "bytes": 4 << 20,
+BOOT = {"files": 64, "bytes": 4 << 20, "board": "versatile",
         "builtin_verify": {"delivered_us": 600, "requests_us": 300, "checks_us": 110},
         "builtin": {"delivered_us": 400, "requests_us": 150, "checks_us": 100},
         "initramfs": {"delivered_us": 420, "requests_us": 160, "checks_us": 5},
+        "verify_board": {
+            "board": "virt64",
+            "builtin_verify": {"delivered_us": 220, "requests_us": 120, "checks_us": 90},
+            "builtin": {"delivered_us": 200, "requests_us": 100, "checks_us": 90}},
         "incremental": {"no_op": {"assembled": 0, "relinked": False},
                         "one_file": {"assembled": 1, "relinked": True}}}
 
@@ -152,6 +156,33 @@ def test_verify_rows_compare_first_and_second_requests_without_verify():
     assert (first["fwembed"], first["against"], first["other"], first["ratio"]) == \
         (300, "no VERIFY", 150, 0.5)
     assert (second["fwembed"], second["other"], second["ratio"]) == (110, 100, 0.91)
+
+
+def test_verify_rows_name_each_board():
+    """VERIFY's boot figure, all delivered with it against without, comes
+    once per board, each board's from its own two kernels."""
+    rows = {r["figure"]: r for r in summary.rows({"boot": BOOT})}
+    versatile = rows["64 files, 4 MiB, versatile: kernel start to all delivered, with VERIFY"]
+    virt64 = rows["64 files, 4 MiB, virt64: kernel start to all delivered, with VERIFY"]
+    first = rows["64 files, 4 MiB, virt64: first request + SHA-256, with VERIFY"]
+    assert (versatile["fwembed"], versatile["other"], versatile["ratio"]) == (600, 400, 0.67)
+    assert (virt64["fwembed"], virt64["other"], virt64["ratio"]) == (220, 200, 0.91)
+    assert (first["fwembed"], first["other"]) == (120, 100)
+
+
+def test_boot_table_shows_verify_on_both_boards():
+    """boot.py's own table has a VERIFY/no VERIFY line per board and figure."""
+    def times(us):
+        return {"delivered_us": us, "requests_us": us // 2, "checks_us": 10,
+                "selftest_end_us": us + 10}
+    results = dict(BOOT, builtin_verify=times(600), builtin=times(400), initramfs=times(420),
+                   verify_board={"board": "virt64", "builtin_verify": times(220),
+                                 "builtin": times(200)})
+    lines = [line.split() for line in boot.table(results).splitlines()]
+    assert ["versatile:", "kernel", "start", "to", "all", "delivered", "600", "400",
+            "1.50x"] in lines
+    assert ["virt64:", "kernel", "start", "to", "all", "delivered", "220", "200",
+            "1.10x"] in lines
 
 
 def chart_rows():
