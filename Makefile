@@ -8,7 +8,6 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Everything generated goes below $(BUILD).
 BUILD := $(CURDIR)/build
-TREE := $(BUILD)/linux-6.1
 
 FWEMBED := $(PYTHON) $(CURDIR)/tools/fwembed
 # The test harness: booting boards in QEMU and judging their logs.
@@ -21,6 +20,23 @@ HARNESS := $(PYTHON) $(CURDIR)/harness/fwembed-harness
 shell-quote = '$(subst ','"'"',$(1))'
 empty :=
 space := $(empty) $(empty)
+
+# The kernel: Debian's linux-source-$(KERNEL) with the series of
+# kernel-patch/$(KERNEL)/, or a copy of KERNEL_SRC, whose version its
+# Makefile gives. Each version has a tree of its own, build/linux-$(KERNEL),
+# and build directories of its own: build/BOARD for the default kernel,
+# build/BOARD-$(KERNEL) for another.
+KERNELS := $(patsubst kernel-patch/%/series,%,$(wildcard kernel-patch/*/series))
+DEFAULT_KERNEL := 6.1
+ifneq ($(KERNEL_SRC),)
+KERNEL_SRC_VERSION := $(shell sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p' \
+	-- $(call shell-quote,$(KERNEL_SRC))/Makefile 2>/dev/null | paste -sd.)
+KERNEL ?= $(KERNEL_SRC_VERSION)
+endif
+KERNEL ?= $(DEFAULT_KERNEL)
+TREE := $(BUILD)/linux-$(KERNEL)
+PATCHES := $(CURDIR)/kernel-patch/$(KERNEL)
+KERNEL_SUFFIX := $(if $(filter $(DEFAULT_KERNEL),$(KERNEL)),,-$(KERNEL))
 
 # BOARD is a folder under boards/ or a path to a board folder. make cannot
 # work with a path that has spaces, so such a folder is reached through a
@@ -35,7 +51,7 @@ endif
 BOARD_NAME := $(notdir $(BOARD_DIR))
 
 # OUT_NAME names the build directory; make bench uses its own.
-OUT_NAME ?= $(BOARD_NAME)
+OUT_NAME ?= $(BOARD_NAME)$(KERNEL_SUFFIX)
 OUT := $(BUILD)/$(OUT_NAME)
 
 # The board's settings: fwembed's own board.cfg parser writes them as
@@ -44,6 +60,17 @@ OUT := $(BUILD)/$(OUT_NAME)
 # A broken board folder stops make here, before anything is built.
 BOARD_MK := $(OUT)/board.mk
 ifneq ($(filter-out help clean distclean,$(or $(MAKECMDGOALS),help)),)
+ifneq ($(KERNEL_SRC),)
+ifeq ($(KERNEL_SRC_VERSION),)
+$(error KERNEL_SRC=$(KERNEL_SRC): not a kernel source tree (its Makefile gives no version))
+endif
+ifneq ($(KERNEL_SRC_VERSION),$(KERNEL))
+$(error KERNEL_SRC=$(KERNEL_SRC) is Linux $(KERNEL_SRC_VERSION), not KERNEL=$(KERNEL))
+endif
+endif
+ifeq ($(filter $(KERNEL),$(KERNELS)),)
+$(error KERNEL=$(KERNEL): no series in kernel-patch/$(KERNEL)/ (there are: $(KERNELS)))
+endif
 include $(BOARD_MK)
 endif
 $(BOARD_MK): $(wildcard $(BOARD_DIR)/board.cfg) $(CURDIR)/tools/fwembedlib/board.py
@@ -104,7 +131,7 @@ KMAKE = $(call kmake,$(KOUT))
 # a kernel build needs the rest of BUILD_PACKAGES.
 GEN_PACKAGES := python3 xz-utils zstd
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio patch ccache \
-	$(GEN_PACKAGES) $(if $(KERNEL_SRC),,linux-source-6.1)
+	$(GEN_PACKAGES) $(if $(KERNEL_SRC),,linux-source-$(KERNEL))
 # mkimage and the device tree compiler it runs for FIT images; sfdisk and
 # mtools for the boot disk; Debian's U-Boot builds for QEMU.
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
@@ -179,7 +206,7 @@ help:
 	@echo '  check          install every package the tests need, then run every test (pytest),'
 	@echo '                 ending with its summary line'
 	@echo '  test-quick     run the tests that need no kernel build'
-	@echo '  clean          remove build/BOARD'
+	@echo '  clean          remove build/BOARD (build/BOARD-KERNEL for another kernel)'
 	@echo '  distclean      remove build/'
 	@echo
 	@echo 'Variables:'
@@ -188,7 +215,11 @@ help:
 	@echo '  COMPRESS=how      store entries whose list sets no compress= as none (default), xz,'
 	@echo '                    zstd or auto'
 	@echo '  GEN_EXTRA=args    more tools/fwembed gen arguments'
-	@echo '  KERNEL_SRC=dir    copy this Linux 6.1 tree instead of /usr/src/linux-source-6.1.tar.xz'
+	@echo '  KERNEL=version    the kernel: $(KERNELS) (default: $(DEFAULT_KERNEL)), Debian'"'"'s'
+	@echo '                    /usr/src/linux-source-VERSION.tar.xz with kernel-patch/VERSION/;'
+	@echo '                    build directories build/BOARD-VERSION but for the default'
+	@echo '  KERNEL_SRC=dir    copy this Linux tree instead of Debian'"'"'s; KERNEL is read from its'
+	@echo '                    Makefile'
 	@echo '  EXTRA_FRAGMENTS=f more kernel config fragments, merged after the board'"'"'s'
 	@echo '  OUT_NAME=name     build directory build/name (default: the board folder'"'"'s name)'
 	@echo '  QEMU_EXTRA=args   more QEMU arguments for make run'
@@ -218,7 +249,7 @@ board-check: deps
 	$(Q)$(install-deps) $(BOARD_PACKAGES)
 
 tree: deps
-	$(Q)scripts/prepare-kernel $(TREE) $(CURDIR)/kernel-patch $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
+	$(Q)scripts/prepare-kernel $(KERNEL) $(TREE) $(PATCHES) $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 
 fw: gen-deps $(FWOUT)/.fwembed-stamp
 
@@ -256,8 +287,11 @@ config: tree board-check fw
 	$(Q)$(call update-line,$(OUT)/fwembed.config,CONFIG_FW_LOADER_GENERATED_DIR="$(FWOUT_FROM_KOUT)")
 	$(Q)$(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -f $(firstword $(MAKEFILE_LIST)) $(KOUT)/.config
 
+# A board's kernel.config serves every kernel; kernel-VERSION.config, if the
+# board has one, adds what only that kernel has.
 FW_FRAGMENT = $(OUT)/fwembed.config
-FRAGMENTS = $(BOARD_DIR)/kernel.config $(abspath $(EXTRA_FRAGMENTS)) $(FW_FRAGMENT)
+FRAGMENTS = $(BOARD_DIR)/kernel.config $(wildcard $(BOARD_DIR)/kernel-$(KERNEL).config) \
+	$(abspath $(EXTRA_FRAGMENTS)) $(FW_FRAGMENT)
 
 $(KOUT)/.config: $(FRAGMENTS) $(TREE)/.fwembed-tree
 	$(quiet) '  KCONFIG $(@:$(CURDIR)/%=%) ($(BOARD_DEFCONFIG) + $(FRAGMENTS:$(CURDIR)/%=%))'
@@ -309,7 +343,7 @@ run: $(if $(filter uboot,$(BOARD_BOOT)),uboot-disk,initramfs dtb)
 # unpatched tree and build directory sit as deep below build/kselftest as
 # the board's are below build/, so that ccache reuses the board's objects.
 KSELFTEST := $(BUILD)/kselftest
-KSELFTEST_TREE := $(KSELFTEST)/linux-6.1
+KSELFTEST_TREE := $(KSELFTEST)/linux-$(KERNEL)
 KSELFTEST_KOUT := $(KSELFTEST)/$(OUT_NAME)/linux
 kmake-unpatched = $(call kmake,$(KSELFTEST_KOUT),$(KSELFTEST_TREE))
 
@@ -328,7 +362,7 @@ guest-deps:
 	$(Q)$(fetch-guest-debs)
 
 kselftest-kernel: kernel dtb guest-deps
-	$(Q)scripts/prepare-kernel $(KSELFTEST_TREE) none $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
+	$(Q)scripts/prepare-kernel $(KERNEL) $(KSELFTEST_TREE) none $(if $(KERNEL_SRC),$(abspath $(KERNEL_SRC)))
 	$(Q)mkdir -p $(KSELFTEST_KOUT)
 	$(Q)if ! cmp -s $(KOUT)/.config $(KSELFTEST_KOUT)/.config.board; then \
 		echo '  KCONFIG $(KSELFTEST_KOUT:$(CURDIR)/%=%)/.config (the board'"'"'s, without the series)'; \
@@ -420,7 +454,7 @@ kunit: tree
 	$(Q)$(install-deps) gcc-arm-linux-gnueabi qemu-system-arm
 	$(quiet) '  KUNIT   $(TREE:$(CURDIR)/%=%)/drivers/base/firmware_loader/builtin'
 	$(Q)cd $(TREE) && $(PYTHON) tools/testing/kunit/kunit.py run --arch=arm \
-		--cross_compile=arm-linux-gnueabi- --build_dir=$(BUILD)/kunit \
+		--cross_compile=arm-linux-gnueabi- --build_dir=$(BUILD)/kunit$(KERNEL_SUFFIX) \
 		--kunitconfig=drivers/base/firmware_loader/builtin --jobs=$(JOBS) \
 		$(if $(CCACHE),--make_options CC="ccache arm-linux-gnueabi-gcc")
 
@@ -443,7 +477,7 @@ bench: tree
 # judges the console. Then the generator is fuzzed with 10,000 Hypothesis
 # examples per test.
 STRESS_BOARD := $(CURDIR)/stress/vexpress-a9
-STRESS_OUT := $(BUILD)/stress-vexpress-a9
+STRESS_OUT := $(BUILD)/stress-vexpress-a9$(KERNEL_SUFFIX)
 STRESS_KOUT := $(STRESS_OUT)/linux
 STRESS_THREADS ?= 8
 STRESS_CYCLES ?= 10000

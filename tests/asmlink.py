@@ -82,9 +82,10 @@ def file_from_series(path, workdir, base=None):
     target.parent.mkdir(parents=True, exist_ok=True)
     if base is not None:
         target.write_text(base)
-    series = (ROOT / "kernel-patch" / "series").read_text().split()
+    patches = ROOT / "kernel-patch" / "6.1"
+    series = (patches / "series").read_text().split()
     for name in series:
-        text = (ROOT / "kernel-patch" / name).read_text()
+        text = (patches / name).read_text()
         for chunk in text.split("\ndiff --git ")[1:]:
             if chunk.startswith(f"a/{path} b/{path}"):
                 diff = "diff --git " + chunk.split("\n-- \n")[0]

@@ -89,9 +89,20 @@ def run_command(text, cwd=ROOT, timeout=3600):
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+# The kernels that kernel-patch/ holds a series for, and make's default.
+KERNELS = sorted((p.parent.name for p in (ROOT / "kernel-patch").glob("*/series")),
+                 key=lambda v: tuple(map(int, v.split("."))))
+DEFAULT_KERNEL = "6.1"
+
+
+def prepare_tree(kernel=DEFAULT_KERNEL):
+    """The prepared (extracted and patched) tree of one kernel, as make run uses it."""
+    result = make("tree", f"KERNEL={kernel}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return ROOT / "build" / f"linux-{kernel}"
+
+
 @pytest.fixture(scope="session")
 def kernel_tree():
-    """The prepared (extracted and patched) kernel tree that make run uses."""
-    result = make("tree")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return ROOT / "build" / "linux-6.1"
+    """The prepared tree of the default kernel."""
+    return prepare_tree()

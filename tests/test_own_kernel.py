@@ -73,5 +73,5 @@ def test_own_kernel_page_builds_the_firmware_in(home):
     config = (home / "build" / "myboard" / "linux" / ".config").read_text()
     assert 'CONFIG_FW_LOADER_GENERATED_DIR="../fw"' in config
     log = sh(["git", "log", "--format=%s"], home / "src" / "linux").splitlines()
-    series = (ROOT / "kernel-patch" / "series").read_text().split()
+    series = (ROOT / "kernel-patch" / "6.1" / "series").read_text().split()
     assert len(log) == len(series) + 1 and log[-1] == "Linux 6.1"

@@ -1,13 +1,12 @@
-"""The kernel patch series: form, checkpatch --strict, kernel-doc, and git am on a clean tree."""
+"""The kernel patch series, one per kernel: form, checkpatch --strict and kernel-doc
+against the kernel's own tree."""
 
 import re
 import subprocess
 
 import pytest
 
-from conftest import ROOT
-
-PATCHDIR = ROOT / "kernel-patch"
+from conftest import DEFAULT_KERNEL, KERNELS, ROOT, prepare_tree
 SIGNOFF = "Signed-off-by: fwembed maintainers <maintainers@fwembed.invalid>"
 # The subsystem prefixes the series uses, as the files' maintainers write them.
 SUBJECT_RE = re.compile(r"(firmware_loader(: builtin)?|Documentation: firmware|selftests: firmware): [a-z]")
@@ -21,10 +20,19 @@ UPSTREAM_COMMITS = {
 }
 
 
-def series():
-    names = [l for l in (PATCHDIR / "series").read_text().splitlines()
+def patchdir(kernel=DEFAULT_KERNEL):
+    return ROOT / "kernel-patch" / kernel
+
+
+def series(kernel=DEFAULT_KERNEL):
+    """The patches of one kernel's series, in order."""
+    names = [l for l in (patchdir(kernel) / "series").read_text().splitlines()
              if l.strip() and not l.startswith("#")]
-    return [PATCHDIR / n for n in names]
+    return [patchdir(kernel) / n for n in names]
+
+
+# (kernel, patch) for every patch of every series.
+EVERY_PATCH = [(kernel, patch) for kernel in KERNELS for patch in series(kernel)]
 
 
 def header(patch):
@@ -36,14 +44,28 @@ def subject(patch):
                      re.M).group(1).replace("\n ", " ")
 
 
-def test_series_lists_every_patch_file():
-    """series names each numbered .patch file in kernel-patch/ exactly once."""
-    patches = [p.name for p in PATCHDIR.glob("*.patch") if not p.name.startswith("0000-")]
-    assert sorted(p.name for p in series()) == sorted(patches)
+def test_both_lts_kernels_have_a_series():
+    """kernel-patch/ holds a series for 6.1 and for 6.12, and nothing else."""
+    assert KERNELS == ["6.1", "6.12"]
+    assert sorted(p.name for p in (ROOT / "kernel-patch").iterdir()) == KERNELS
 
 
-@pytest.mark.parametrize("patch", series(), ids=lambda p: p.name[:4])
-def test_patch_form(patch):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_series_lists_every_patch_file(kernel):
+    """series names each numbered .patch file of its folder exactly once."""
+    patches = [p.name for p in patchdir(kernel).glob("*.patch")
+               if not p.name.startswith("0000-")]
+    assert sorted(p.name for p in series(kernel)) == sorted(patches)
+
+
+def test_series_have_the_same_patches():
+    """The two series are ports of one another: the same patches, in the same
+    order, with the same subjects."""
+    assert [subject(p) for p in series("6.1")] == [subject(p) for p in series("6.12")]
+
+
+@pytest.mark.parametrize("kernel,patch", EVERY_PATCH, ids=lambda p: getattr(p, "name", p)[:4])
+def test_patch_form(kernel, patch):
     """Subsystem-prefixed subject, a body that explains, and the sign-off."""
     assert SUBJECT_RE.match(subject(patch)), subject(patch)
     body = header(patch).split("\n\n", 1)[1]
@@ -51,43 +73,49 @@ def test_patch_form(patch):
     assert SIGNOFF in body
 
 
-def test_fixes_come_first_and_name_upstream_commits():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_fixes_come_first_and_name_upstream_commits(kernel):
     """Fixes to upstream behaviour lead the series; each Fixes: tag names a
     known upstream commit by its 12-character id and exact subject."""
-    fixes = [bool(re.search(r"^Fixes: ", header(p), re.M)) for p in series()]
+    fixes = [bool(re.search(r"^Fixes: ", header(p), re.M)) for p in series(kernel)]
     assert fixes[0] and fixes == sorted(fixes, reverse=True), fixes
-    for patch in series():
+    for patch in series(kernel):
         for commit, title in re.findall(r'^Fixes: ([0-9a-f]+) \("(.*)"\)$', header(patch), re.M):
             assert UPSTREAM_COMMITS.get(commit) == title, (patch.name, commit)
 
 
-def test_test_only_patches_come_last():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_test_only_patches_come_last(kernel):
     """Production patches first; the self-tests, benchmark and stress test last."""
     kinds = ["test" if re.search(r"self-test|benchmark|stress test|KUnit|^selftests: ", subject(p))
-             else "production" for p in series()]
-    assert kinds == sorted(kinds), list(zip(kinds, map(subject, series())))
+             else "production" for p in series(kernel)]
+    assert kinds == sorted(kinds), list(zip(kinds, map(subject, series(kernel))))
 
 
-def test_cover_letter_summarises_every_patch():
-    """0000-cover-letter.patch names every patch of the series by its subject."""
-    cover = (PATCHDIR / "0000-cover-letter.patch").read_text()
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_cover_letter_summarises_every_patch(kernel):
+    """0000-cover-letter.patch names every patch of the series by its subject,
+    and the kernel it applies to."""
+    cover = (patchdir(kernel) / "0000-cover-letter.patch").read_text()
     assert re.search(r"^Subject: \[PATCH 0/\d+\] ", cover, re.M)
     words = " ".join(cover.split())
-    for patch in series():
+    assert f"linux-source-{kernel} " in words
+    for patch in series(kernel):
         assert subject(patch) in words, patch.name
 
 
 @pytest.mark.kernel
-def test_checkpatch_strict_is_clean(kernel_tree):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_checkpatch_strict_is_clean(kernel):
     """checkpatch.pl --strict: 0 errors, 0 warnings and 0 checks on every patch.
 
     Only UNKNOWN_COMMIT_ID is left out: it needs the kernel's git history,
     which this machine has not; test_fixes_come_first_and_name_upstream_commits
     checks the Fixes: tags instead.
     """
-    patches = [PATCHDIR / "0000-cover-letter.patch", *series()]
+    patches = [patchdir(kernel) / "0000-cover-letter.patch", *series(kernel)]
     result = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict", "--show-types",
-                             "--ignore", "UNKNOWN_COMMIT_ID", *patches], cwd=kernel_tree,
+                             "--ignore", "UNKNOWN_COMMIT_ID", *patches], cwd=prepare_tree(kernel),
                             capture_output=True, text=True, check=False)
     totals = re.findall(r"total: (\d+) errors, (\d+) warnings, (\d+) checks", result.stdout)
     assert len(totals) == len(patches), result.stdout + result.stderr
@@ -95,18 +123,20 @@ def test_checkpatch_strict_is_clean(kernel_tree):
     assert "ModuleNotFoundError" not in result.stderr, result.stderr
 
 
-def touched_sources(kernel_tree):
+def touched_sources(kernel, tree):
     """The C files and headers that the series adds or changes."""
     files = set()
-    for patch in series():
+    for patch in series(kernel):
         files.update(re.findall(r"^\+\+\+ b/(\S+\.[ch])$", patch.read_text(), re.M))
-    return sorted(f for f in files if (kernel_tree / f).exists())
+    return sorted(f for f in files if (tree / f).exists())
 
 
 @pytest.mark.kernel
-def test_kernel_doc_is_clean(kernel_tree):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_doc_is_clean(kernel):
     """scripts/kernel-doc -none finds nothing to warn about in any touched file."""
-    files = touched_sources(kernel_tree)
+    kernel_tree = prepare_tree(kernel)
+    files = touched_sources(kernel, kernel_tree)
     assert "drivers/base/firmware_loader/builtin/main.c" in files
     result = subprocess.run(["perl", "scripts/kernel-doc", "-none", *files], cwd=kernel_tree,
                             capture_output=True, text=True, check=False)

@@ -10,8 +10,8 @@ SCRIPT = ROOT / "scripts" / "prepare-kernel"
 
 
 def prepare(dest, src):
-    return subprocess.run([SCRIPT, dest, ROOT / "kernel-patch", src], capture_output=True,
-                          text=True, check=False)
+    return subprocess.run([SCRIPT, "6.1", dest, ROOT / "kernel-patch" / "6.1", src],
+                          capture_output=True, text=True, check=False)
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_kernel_src_is_copied_and_left_untouched(kernel_tree, tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     touched, created = {"Makefile"}, set()
-    for patch in (ROOT / "kernel-patch").glob("*.patch"):
+    for patch in (ROOT / "kernel-patch" / "6.1").glob("*.patch"):
         lines = patch.read_text().splitlines()
         for before, line in zip(lines, lines[1:]):
             if line.startswith("+++ b/"):
