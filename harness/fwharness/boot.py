@@ -3,6 +3,12 @@
 The QEMU command comes from the board folder (qemu.py). A boot that takes
 longer than the board's timeout times the multiplier is stopped and counts
 as failed. Each check prints one PASS or FAIL line, then a summary line.
+
+A kernel with CONFIG_FW_LOADER_DEBUG (Linux 6.4 and later) boots with the
+loader's dev_dbg() lines enabled, and every entry the self-test received
+must also have the manifest's digest in the loader's own "Loaded FW" line
+(fwdebug.py). Boards that boot through U-Boot take their command line from
+the boot script, and are not checked so.
 """
 
 import shlex
@@ -12,9 +18,19 @@ from fwembedlib.board import load_board
 from fwembedlib.errors import FwembedError
 from fwembedlib.manifest import read as read_manifest
 
-from . import extrafw, ktap, listing, ubootlog
+from . import extrafw, fwdebug, ktap, listing, ubootlog
 from .qemu import boot, qemu_command
 from .verify import Verdict, builtin_entries, format_verdict, verdicts
+
+
+def loader_digest_verdicts(manifest, results, lines):
+    """One verdict per entry the self-test received whole and right: the
+    loader's own FW_LOADER_DEBUG digest of it must be the manifest's."""
+    received = {v.name for v in results if v.passed}
+    failed = {v.name for v in results if not v.passed}
+    entries = {e.name: e for e in manifest if e.name in received - failed}
+    return [Verdict(f"[FW_LOADER_DEBUG] {entry.name}", not why, entry.size, entry.sha256, why)
+            for entry, why in fwdebug.check(entries.values(), fwdebug.parse(lines))]
 
 
 def boot_and_verify(args):
@@ -24,7 +40,10 @@ def boot_and_verify(args):
     if board.boot == "uboot" and not disk:
         raise FwembedError(board.folder, "this board boots through U-Boot: "
                                          "give its boot disk (--disk)")
-    command = qemu_command(board, args.kernel, args.dtb or "", initrd=args.initrd, disk=disk)
+    loader_digests = board.boot != "uboot" and fwdebug.enabled(args.kernel_config)
+    cmdline = f"{board.settings['cmdline']} {fwdebug.DYNDBG_PARAM}" if loader_digests else None
+    command = qemu_command(board, args.kernel, args.dtb or "", cmdline=cmdline,
+                           initrd=args.initrd, disk=disk)
     command += shlex.split(args.qemu_extra)
     run = boot(command, args.log, board.timeout * args.timeout_multiplier)
     lines = run.lines
@@ -38,6 +57,8 @@ def boot_and_verify(args):
         verified, detail = ubootlog.describe(lines)
         results.insert(0, Verdict("[check] uboot_verified_fit_sha256", verified, None, "",
                                   detail))
+    if loader_digests and log.found:
+        results += loader_digest_verdicts(manifest + extra, results, lines)
     if args.initrd:
         problems_found = listing.mismatches(manifest, listing.parse(lines))
         results.append(Verdict("[check] debugfs_listing_matches_manifest", not problems_found,

@@ -5,7 +5,7 @@ writes ('fwembed board DIR --make-vars FILE', a make include that sets
 BOARD_<KEY> for every key below), and the QEMU harness reads the Board it
 returns.
 
-A board folder holds three files:
+A board folder holds three files, and optionally more fragments:
 
   board.cfg      KEY = VALUE settings (below); '#' starts a comment line.
                  Blanks around a line and around '=' are ignored, so an
@@ -13,6 +13,10 @@ A board folder holds three files:
                  continuation lines. The value is the rest of the line.
   kernel.config  a kernel config fragment, merged over the defconfig
   firmware.list  the firmware list that 'make run' embeds
+  kernel-VERSION.config
+                 (optional) merged after kernel.config when the kernel is
+                 Linux VERSION (make KERNEL=VERSION), for options that only
+                 that kernel has
 
 board.cfg keys (all required unless marked optional):
 

@@ -1,0 +1,78 @@
+"""Two kernels, one firmware list: KERNEL=6.1|6.12 picks the series, the tree and
+the build directories; KERNEL_SRC's version comes from its Makefile; a board
+boots on 6.12 with the loader's own FW_LOADER_DEBUG digests checked too."""
+
+import re
+
+import pytest
+
+from conftest import KERNELS, ROOT, make, run_command
+from fwembedlib.manifest import read as read_manifest
+
+BUILD = ROOT / "build"
+
+
+def fake_tree(tmp_path, version, patchlevel):
+    tree = tmp_path / f"linux-{version}.{patchlevel}"
+    tree.mkdir()
+    (tree / "Makefile").write_text(f"VERSION = {version}\nPATCHLEVEL = {patchlevel}\n")
+    return tree
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_picks_its_tree_series_and_build_directory(kernel):
+    """make -n shows each kernel's own tree and series, and a build directory
+    that the default kernel's does not collide with."""
+    result = make("-n", "tree", "fw", "BOARD=virt64", f"KERNEL={kernel}")
+    assert result.returncode == 0, result.stderr
+    assert f"scripts/prepare-kernel {kernel} {BUILD}/linux-{kernel} " \
+        f"{ROOT}/kernel-patch/{kernel}" in result.stdout
+    out = "virt64" if kernel == "6.1" else f"virt64-{kernel}"
+    assert f" --out {BUILD}/{out}/fw" in result.stdout
+    assert f"linux-source-{kernel}" in result.stdout
+
+
+def test_kernel_src_version_comes_from_its_makefile(tmp_path):
+    """KERNEL_SRC alone picks the kernel its Makefile names."""
+    result = make("-n", "tree", f"KERNEL_SRC={fake_tree(tmp_path, 6, 12)}")
+    assert result.returncode == 0, result.stderr
+    assert f"scripts/prepare-kernel 6.12 {BUILD}/linux-6.12 " in result.stdout
+    assert "linux-source-6.12" not in result.stdout
+
+
+def test_kernel_src_of_another_version_is_refused(tmp_path):
+    """KERNEL=6.1 with a 6.12 tree, or a tree of a kernel with no series,
+    stops make before anything runs, saying why."""
+    tree = fake_tree(tmp_path, 6, 12)
+    result = make("tree", "KERNEL=6.1", f"KERNEL_SRC={tree}")
+    assert result.returncode == 2
+    assert f"KERNEL_SRC={tree} is Linux 6.12, not KERNEL=6.1" in result.stderr
+    result = make("tree", f"KERNEL_SRC={fake_tree(tmp_path, 5, 15)}")
+    assert result.returncode == 2
+    assert "KERNEL=5.15: no series in kernel-patch/5.15/ (there are: 6.1 6.12)" in result.stderr
+
+
+def test_tree_without_a_version_is_refused(tmp_path):
+    """A KERNEL_SRC whose Makefile names no version is no kernel tree."""
+    (tmp_path / "Makefile").write_text("all:\n")
+    result = make("tree", f"KERNEL_SRC={tmp_path}")
+    assert result.returncode == 2
+    assert "not a kernel source tree" in result.stderr
+
+
+@pytest.mark.kernel
+def test_virt64_on_6_12_verifies_every_entry_and_the_loaders_digests():
+    """make run KERNEL=6.12: the 6.12 series boots virt64 and every entry
+    passes, then again in the loader's own FW_LOADER_DEBUG lines, for raw,
+    compressed and filesystem entries alike."""
+    result = run_command("make run BOARD=virt64 KERNEL=6.12")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    out = BUILD / "virt64-6.12"
+    assert "Linux version 6.12." in (out / "console.log").read_text(errors="replace")
+    manifest = read_manifest(out / "fw" / "manifest.json")
+    checked = re.findall(r"^  PASS .*\[FW_LOADER_DEBUG\] (.*)$", result.stdout, re.M)
+    assert sorted(checked) == sorted(e.name for e in manifest)
+    kinds = {("filesystem" if not e.builtin else e.compression) for e in manifest}
+    assert {"none", "xz", "zstd", "filesystem"} <= kinds
+    checks = 2 * len(manifest) + 4
+    assert f"{checks} checks passed, 0 failed" in result.stdout
