@@ -1,6 +1,8 @@
-"""The series applies with git am to a clean 6.1 tree, and each patch builds.
+"""Each kernel's series applies with git am to a clean tree, and each patch builds.
 
-A clean tree is extracted from Debian's tarball into build/series/, committed,
+Every test runs once per kernel (6.1, and 6.12 with its own series). A
+clean tree is extracted from Debian's tarball into build/series/ (for 6.12,
+build/series-6.12/), committed,
 and the patches are applied one at a time with git am. After each one an
 x86_64 kernel is configured and vmlinux is built: the x86_64 board's
 allnoconfig-based configuration, where the loader is built in, with every
@@ -16,27 +18,19 @@ loader built in, as a module, and left out.
 import dataclasses
 import hashlib
 import os
-import pathlib
 import re
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make
+from conftest import DEFAULT_KERNEL, FWEMBED, HARNESS, KERNELS, PYTHON, ROOT, make
 from fwembedlib.board import load_board
 from fwharness.qemu import qemu_command
 from test_patches import series
 
-SERIES = ROOT / "build" / "series"
-TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 BOARD_DIR = ROOT / "boards" / "x86_64"
 BOARD = load_board(BOARD_DIR)
-# As deep below build/series as the board's own build is below build/, so
-# that ccache sees the same relative paths and reuses the board's objects.
-OUT = SERIES / "x86_64" / "linux"
-IMAGE = OUT / BOARD.settings["image"]
-KUNIT_IMAGE = SERIES / "bzImage-kunit"
 INTREE_NAME = "fwembed-intree.bin"
 INTREE_DATA = bytes(range(255, -1, -1)) * 3
 # Every option the series adds. The boots leave out the KUnit suite, whose
@@ -51,10 +45,41 @@ EVERY_OPTION = BOOT_OPTIONS + "CONFIG_FW_LOADER_BUILTIN_KUNIT_TEST=y\n"
 
 @dataclasses.dataclass
 class SeriesRun:
-    tree: pathlib.Path
-    applied: list
-    builds: dict
+    """One kernel's series, applied and built: where, and what happened."""
+    kernel: str
+    applied: list = dataclasses.field(default_factory=list)
+    builds: dict = dataclasses.field(default_factory=dict)
     boot: subprocess.CompletedProcess = None
+
+    @property
+    def dir(self):
+        """build/series for the default kernel, build/series-VERSION for another."""
+        suffix = "" if self.kernel == DEFAULT_KERNEL else f"-{self.kernel}"
+        return ROOT / "build" / f"series{suffix}"
+
+    @property
+    def tree(self):
+        return self.dir / f"linux-{self.kernel}"
+
+    @property
+    def out(self):
+        """As deep below the series folder as the board's own build is below
+        build/, so that ccache sees the same relative paths and reuses the
+        board's objects."""
+        suffix = "" if self.kernel == DEFAULT_KERNEL else f"-{self.kernel}"
+        return self.dir / f"x86_64{suffix}" / "linux"
+
+    @property
+    def image(self):
+        return self.out / BOARD.settings["image"]
+
+    @property
+    def kunit_image(self):
+        return self.dir / "bzImage-kunit"
+
+    @property
+    def extra(self):
+        return self.dir / "extra"
 
 
 def sh(cmd, cwd, **kw):
@@ -98,48 +123,55 @@ def configure(tree, out, fragment, options=BOOT_OPTIONS):
                  fragment + options)
 
 
-def firmware_fragment(fwdir):
+def firmware_fragment(run, fwdir):
     """The in-tree CONFIG_EXTRA_FIRMWARE file beside the generated table in fwdir."""
     return (f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\n'
-            f'CONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"\n'
+            f'CONFIG_EXTRA_FIRMWARE_DIR="{run.extra}"\n'
             f'CONFIG_FW_LOADER_GENERATED_DIR="{fwdir}"\n')
 
 
-def boot(manifest, log, *args):
-    """Boot the x86_64 kernel in OUT, with no initramfs, and check it."""
-    return sh([PYTHON, HARNESS, "boot", "--board", BOARD_DIR, "--kernel", IMAGE,
+def boot(run, manifest, log, *args):
+    """Boot the x86_64 kernel of ``run``, with no initramfs, and check it."""
+    return sh([PYTHON, HARNESS, "boot", "--board", BOARD_DIR, "--kernel", run.image,
                "--manifest", manifest, "--log", log, *args], ROOT)
 
 
-@pytest.fixture(scope="module")
-def series_run():
-    assert make("deps").returncode == 0
-    shutil.rmtree(SERIES, ignore_errors=True)
-    tree = SERIES / "linux-6.1"
+# make check's SERIES_KERNELS: each patch of 6.12's series built costs ten
+# minutes more than a cold make check can yet afford.
+SERIES_KERNELS = [k for k in os.environ.get("FWEMBED_SERIES_KERNELS", DEFAULT_KERNEL).split()
+                  if k in KERNELS]
+
+
+@pytest.fixture(scope="module", params=SERIES_KERNELS)
+def series_run(request):
+    run = SeriesRun(kernel=request.param)
+    assert make("deps", f"KERNEL={run.kernel}").returncode == 0
+    shutil.rmtree(run.dir, ignore_errors=True)
+    tree, out = run.tree, run.out
     tree.mkdir(parents=True)
-    subprocess.run(["tar", "-C", tree, "--strip-components=1", "-xf", TARBALL], check=True)
+    subprocess.run(["tar", "-C", tree, "--strip-components=1", "-xf",
+                    f"/usr/src/linux-source-{run.kernel}.tar.xz"], check=True)
     git = ["git", "-c", "user.name=fwembed test", "-c", "user.email=test@fwembed.invalid"]
     for cmd in (["git", "init", "-q"], ["git", "add", "-f", "-A"],
                 git + ["commit", "-q", "-m", "base"], ["git", "tag", "base"]):
         assert sh(cmd, tree).returncode == 0, cmd
 
-    extra = SERIES / "extra"
+    extra = run.extra
     extra.mkdir()
     (extra / INTREE_NAME).write_bytes(INTREE_DATA)
     # The versatile list, and for the patches before the kernel has an
     # init-only table, the same list without its lifetime=init entries.
     versatile = ROOT / "boards/versatile/firmware.list"
-    plain_list = SERIES / "plain.list"
+    plain_list = run.dir / "plain.list"
     plain_list.write_text("".join(
         line.replace("../../firmware/", f"{ROOT}/firmware/")
         for line in versatile.read_text().splitlines(True) if "lifetime=init" not in line))
-    fwdir, plain = SERIES / "fw", SERIES / "fw-plain"
-    for source, out in ((versatile, fwdir), (plain_list, plain)):
-        gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", source, "--out", out], ROOT)
+    fwdir, plain = run.dir / "fw", run.dir / "fw-plain"
+    for source, generated in ((versatile, fwdir), (plain_list, plain)):
+        gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", source, "--out", generated], ROOT)
         assert gen.returncode == 0, gen.stderr
 
-    run = SeriesRun(tree=tree, applied=[], builds={})
-    for patch in series():
+    for patch in series(run.kernel):
         applied = sh(git + ["am", "-q", patch], tree)
         if applied.returncode != 0:
             run.builds[patch.name] = applied
@@ -147,35 +179,36 @@ def series_run():
         run.applied.append(patch.name)
         header = tree / "include/linux/builtin_fw.h"
         init_only = header.exists() and "builtin_fw_init_entry" in header.read_text()
-        configure(tree, OUT, firmware_fragment(fwdir if init_only else plain), EVERY_OPTION)
-        run.builds[patch.name] = kmake(tree, OUT, "vmlinux")
+        configure(tree, out, firmware_fragment(run, fwdir if init_only else plain),
+                  EVERY_OPTION)
+        run.builds[patch.name] = kmake(tree, out, "vmlinux")
     else:
         # The last build has every option, the KUnit suite among them: keep
         # a bootable image of it for test_kunit_suite_passes_at_boot.
-        images = kmake(tree, OUT, "bzImage")
+        images = kmake(tree, out, "bzImage")
         assert images.returncode == 0, images.stderr[-3000:]
-        shutil.copyfile(IMAGE, KUNIT_IMAGE)
-        configure(tree, OUT, firmware_fragment(fwdir))
-        images = kmake(tree, OUT, "bzImage")
+        shutil.copyfile(run.image, run.kunit_image)
+        configure(tree, out, firmware_fragment(run, fwdir))
+        images = kmake(tree, out, "bzImage")
         assert images.returncode == 0, images.stderr[-3000:]
-        run.boot = boot(fwdir / "manifest.json", SERIES / "console.log",
-                        "--kernel-config", OUT / ".config", "--kernel-tree", tree)
+        run.boot = boot(run, fwdir / "manifest.json", run.dir / "console.log",
+                        "--kernel-config", out / ".config", "--kernel-tree", tree)
     return run
 
 
 @pytest.mark.kernel
 def test_series_applies_with_git_am(series_run):
     """git am applies every patch to a clean tree, one commit each."""
-    assert series_run.applied == [p.name for p in series()]
+    assert series_run.applied == [p.name for p in series(series_run.kernel)]
     log = sh(["git", "log", "--format=%s", "base..HEAD"], series_run.tree).stdout
-    assert len(log.splitlines()) == len(series())
+    assert len(log.splitlines()) == len(series(series_run.kernel))
 
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("index", range(len(series())), ids=lambda i: series()[i].name[:4])
 def test_each_patch_builds(series_run, index):
     """vmlinux builds with the series applied up to and including this patch."""
-    name = series()[index].name
+    name = series(series_run.kernel)[index].name
     result = series_run.builds[name]
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -186,7 +219,7 @@ def test_generated_and_intree_firmware_load_side_by_side(series_run):
     assert series_run.boot is not None
     assert series_run.boot.returncode == 0, series_run.boot.stdout + series_run.boot.stderr
     digest = hashlib.sha256(INTREE_DATA).hexdigest()
-    console = (SERIES / "console.log").read_text()
+    console = (series_run.dir / "console.log").read_text()
     assert f'# size={len(INTREE_DATA)} sha256={digest} name="{INTREE_NAME}"' in console
     assert f"  PASS  {len(INTREE_DATA):>9} B  {digest[:12]}  {INTREE_NAME}" in \
         series_run.boot.stdout
@@ -199,8 +232,8 @@ def test_kunit_suite_passes_at_boot(series_run):
     of the suite passes. (make kunit runs the same suite on ARM, in the kernel
     kunit.py builds.)"""
     assert series_run.boot is not None
-    log = SERIES / "console-kunit.log"
-    command = qemu_command(BOARD, KUNIT_IMAGE, None)
+    log = series_run.dir / "console-kunit.log"
+    command = qemu_command(BOARD, series_run.kunit_image, None)
     with open(log, "w", encoding="utf-8") as out:
         subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=600, check=False)
     # The boot self-test prints a KTAP document of its own first; kunit.py
@@ -209,7 +242,7 @@ def test_kunit_suite_passes_at_boot(series_run):
     lines = log.read_text(errors="replace").splitlines(keepends=True)
     first_suite = next(i for i, line in enumerate(lines) if "# Subtest: firmware_loader_" in line)
     start = max(i for i in range(first_suite) if lines[i].rstrip() == "KTAP version 1")
-    ktap = SERIES / "console-kunit.ktap"
+    ktap = series_run.dir / "console-kunit.ktap"
     ktap.write_text("".join(lines[start:]))
     parsed = sh([PYTHON, "tools/testing/kunit/kunit.py", "parse", ktap], series_run.tree)
     output = parsed.stdout + parsed.stderr
@@ -229,35 +262,37 @@ def test_name_in_both_tables_is_a_build_error(series_run, tmp_path):
     extra = tmp_path / "extra"
     (extra / "fwembed").mkdir(parents=True)
     (extra / "fwembed" / "seven.bin").write_bytes(b"clash")
-    config = (OUT / ".config").read_text()
+    out = series_run.out
+    config = (out / ".config").read_text()
     try:
-        (OUT / ".config").write_text(
+        (out / ".config").write_text(
             config.replace(f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"',
                            'CONFIG_EXTRA_FIRMWARE="fwembed/seven.bin"')
-            .replace(f'CONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"',
+            .replace(f'CONFIG_EXTRA_FIRMWARE_DIR="{series_run.extra}"',
                      f'CONFIG_EXTRA_FIRMWARE_DIR="{extra}"'))
-        result = kmake(series_run.tree, OUT, "olddefconfig", "vmlinux")
+        result = kmake(series_run.tree, out, "olddefconfig", "vmlinux")
         assert result.returncode != 0
         assert "CONFIG_EXTRA_FIRMWARE: fwembed/seven.bin also in" in result.stderr
     finally:
-        (OUT / ".config").write_text(config)
+        (out / ".config").write_text(config)
 
 
 @pytest.mark.kernel
 def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
     """With no generated directory and no EXTRA_FIRMWARE, the kernel builds and boots.
     This is the build that every x86 kernel with the loader built in makes."""
-    configure(series_run.tree, OUT, 'CONFIG_EXTRA_FIRMWARE=""\n')
-    config = (OUT / ".config").read_text()
+    out = series_run.out
+    configure(series_run.tree, out, 'CONFIG_EXTRA_FIRMWARE=""\n')
+    config = (out / ".config").read_text()
     assert 'CONFIG_FW_LOADER_GENERATED_DIR=""' in config
     assert 'CONFIG_EXTRA_FIRMWARE=""' in config
-    images = kmake(series_run.tree, OUT, "bzImage")
+    images = kmake(series_run.tree, out, "bzImage")
     assert images.returncode == 0, images.stderr[-3000:]
     manifest = tmp_path / "manifest.json"
     manifest.write_text('{"fwembed_manifest": 1, "entries": []}\n')
-    result = boot(manifest, SERIES / "console-empty.log")
+    result = boot(series_run, manifest, series_run.dir / "console-empty.log")
     assert result.returncode == 0, result.stdout + result.stderr
-    console = (SERIES / "console-empty.log").read_text()
+    console = (series_run.dir / "console-empty.log").read_text()
     assert "# fw_builtin_selftest: 0 built-in entries" in console
     assert "ok 1 partial_reads # SKIP no non-empty entry" in console
     assert "ok 3 into_buf_too_small_fails # SKIP no non-empty entry" in console
@@ -298,15 +333,16 @@ def boot_with_extra_object(series_run, tmp_path, name, source, entry):
     """Boot the final kernel with the sample table plus one hand-made object,
     which adds the entry called ``entry``."""
     fwdir = tmp_path / "fw"
-    shutil.copytree(SERIES / "fw", fwdir)
+    shutil.copytree(series_run.dir / "fw", fwdir)
     (fwdir / f"{name}.S").write_text(source)
     with open(fwdir / "objects.mk", "a", encoding="utf-8") as objects:
         objects.write(f"builtin-fw-objs += {name}.o\n")
-    configure(series_run.tree, OUT, firmware_fragment(fwdir))
-    images = kmake(series_run.tree, OUT, "bzImage")
+    out = series_run.out
+    configure(series_run.tree, out, firmware_fragment(series_run, fwdir))
+    images = kmake(series_run.tree, out, "bzImage")
     assert images.returncode == 0, images.stderr[-3000:]
-    log = SERIES / f"console-{name}.log"
-    result = boot(fwdir / "manifest.json", log, "--kernel-config", OUT / ".config",
+    log = series_run.dir / f"console-{name}.log"
+    result = boot(series_run, fwdir / "manifest.json", log, "--kernel-config", out / ".config",
                   "--kernel-tree", series_run.tree, "--extra-firmware", entry)
     return result, log.read_text()
 
@@ -345,7 +381,6 @@ def test_unsorted_table_warns_once_and_every_entry_still_loads(series_run, tmp_p
 # minutes. Each variant has a build directory of its own, so that every
 # object is compiled afresh. builtin/main.o is compiled in every case, as
 # Kbuild always links it; that is where x86 once failed to build.
-TINY = SERIES / "tiny"
 TINY_VARIANTS = {
     "y": ("CONFIG_FW_LOADER=y\n", ["CC      drivers/base/firmware_loader/main.o"],
           ["decompress.o"]),
@@ -353,8 +388,8 @@ TINY_VARIANTS = {
         "CONFIG_FW_LOADER=y\nCONFIG_FW_LOADER_BUILTIN_XZ=y\nCONFIG_FW_LOADER_BUILTIN_ZSTD=y\n"
         "CONFIG_CRYPTO=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_FW_LOADER_BUILTIN_VERIFY=y\nCONFIG_DEBUG_FS=y\n"
         "CONFIG_FW_LOADER_BUILTIN_DEBUGFS=y\nCONFIG_FW_LOADER_BUILTIN_SELFTEST=y\n"
-        f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\nCONFIG_EXTRA_FIRMWARE_DIR="{SERIES / "extra"}"\n'
-        f'CONFIG_FW_LOADER_GENERATED_DIR="{SERIES / "fw"}"\n',
+        f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\nCONFIG_EXTRA_FIRMWARE_DIR="@SERIES@/extra"\n'
+        'CONFIG_FW_LOADER_GENERATED_DIR="@SERIES@/fw"\n',
         ["CC      drivers/base/firmware_loader/builtin/decompress.o",
          "CC      drivers/base/firmware_loader/builtin/selftest.o",
          f"AS      drivers/base/firmware_loader/builtin/{INTREE_NAME}.gen.o",
@@ -370,7 +405,8 @@ TINY_VARIANTS = {
 def test_tinyconfig_builds_the_loader(series_run, variant):
     """x86_64 tinyconfig builds the loader's directory with it =y, =m and =n."""
     fragment, built, not_built = TINY_VARIANTS[variant]
-    out = TINY / variant
+    fragment = fragment.replace("@SERIES@", str(series_run.dir))
+    out = series_run.dir / "tiny" / variant
     merge_config(series_run.tree, out, "tinyconfig", [], fragment)
     config = (out / ".config").read_text().splitlines()
     for line in fragment.splitlines():
