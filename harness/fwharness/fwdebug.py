@@ -13,8 +13,9 @@ for part of an image print the digest of that part: a name may also have
 lines with other digests, which are counted but not judged.
 """
 
-import pathlib
 import re
+
+from fwembedlib.kconfig import parse_config
 
 # The boot parameters that enable the loader's dev_dbg() lines and let
 # their level (KERN_DEBUG) through to the console.
@@ -25,8 +26,10 @@ LOADED_RE = re.compile(r"Loaded FW: (.*), sha256: ([0-9a-f]{64})\s*$")
 def enabled(kernel_config):
     """Whether the kernel of this .config prints the loader's digests once
     DYNDBG_PARAM is given: CONFIG_FW_LOADER_DEBUG with dynamic debug."""
-    text = pathlib.Path(kernel_config).read_text(errors="replace") if kernel_config else ""
-    return all(f"\n{option}=y\n" in f"\n{text}"
+    if not kernel_config:
+        return False
+    values = parse_config(kernel_config)
+    return all(values.get(option, ("n",))[0] == "y"
                for option in ("CONFIG_FW_LOADER_DEBUG", "CONFIG_DYNAMIC_DEBUG"))
 
 
