@@ -74,7 +74,7 @@ endif
 include $(BOARD_MK)
 endif
 $(BOARD_MK): $(wildcard $(BOARD_DIR)/board.cfg) $(CURDIR)/tools/fwembedlib/board.py
-	$(Q)$(FWEMBED) board $(BOARD_DIR) --make-vars $@
+	$(Q)$(FWEMBED) board $(BOARD_DIR) --kernel $(KERNEL) --make-vars $@
 KOUT := $(OUT)/linux
 FWOUT := $(OUT)/fw
 # The kernel configuration names FWOUT relative to the kernel build directory
@@ -84,7 +84,10 @@ FWOUT_FROM_KOUT = $(shell realpath -m --relative-to=$(KOUT) $(FWOUT))
 KERNEL_IMAGE := $(KOUT)/$(BOARD_IMAGE)
 # The device tree: built with the kernel, made by QEMU (dtb = qemu), or none.
 DTB_FILE := $(if $(filter none,$(BOARD_DTB)),,$(if $(filter qemu,$(BOARD_DTB)),$(OUT)/qemu.dtb,$(KOUT)/$(BOARD_DTB)))
-KERNEL_TARGETS := $(strip $(notdir $(BOARD_IMAGE)) $(if $(filter none qemu,$(BOARD_DTB)),,$(notdir $(BOARD_DTB))))
+# Kbuild names a device tree by its path below arch/ARCH/boot/dts, as in
+# make arm/versatile-pb.dtb (Linux 6.5 moved 32-bit ARM's trees into vendor
+# folders).
+KERNEL_TARGETS := $(strip $(notdir $(BOARD_IMAGE)) $(if $(filter none qemu,$(BOARD_DTB)),,$(lastword $(subst /boot/dts/, ,$(BOARD_DTB)))))
 # U-Boot images: a legacy uImage, a FIT (kernel, device tree, initramfs), and
 # for boards that boot through U-Boot, the disk it boots from.
 UIMAGE := $(OUT)/uImage

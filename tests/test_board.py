@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, make, run_fwembed
+from conftest import DEFAULT_KERNEL, ROOT, make, run_fwembed
 from fwembedlib.board import load_board
 from fwembedlib.errors import FwembedError
 from fwembedlib.kconfig import check_fragments, merge_fragments
@@ -165,13 +165,15 @@ def board_vars(board):
     printer = board.parent / "print.mk"
     printer.write_text("print-%:\n\t@printf '%s\\n' '$($*)'\n")
 
-    def read(*names):
-        result = make("-f", "Makefile", "-f", printer, f"BOARD={board}",
-                      f"OUT_NAME={out_name}", *[f"print-BOARD_{name}" for name in names])
+    def read(*names, kernel=DEFAULT_KERNEL):
+        result = make("-f", "Makefile", "-f", printer, f"BOARD={board}", f"KERNEL={kernel}",
+                      f"OUT_NAME={out_name}-{kernel}",
+                      *[f"print-BOARD_{name}" for name in names])
         assert result.returncode == 0, result.stderr
         return result.stdout.splitlines()
     yield read
-    shutil.rmtree(ROOT / "build" / out_name, ignore_errors=True)
+    for folder in (ROOT / "build").glob(f"{out_name}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_make_vars_name_every_key(board, tmp_path):
@@ -204,3 +206,42 @@ def test_make_remakes_board_mk_when_board_cfg_changes(board, board_vars):
     cfg = edit_cfg(board, "timeout = 120", "timeout = 99")
     os.utime(cfg, (cfg.stat().st_mtime + 10,) * 2)
     assert board_vars("TIMEOUT") == ["99"]
+
+
+def test_setting_for_one_kernel_replaces_the_key_for_that_kernel_only(board):
+    """dtb[6.12] = ... is the dtb of Linux 6.12; other kernels keep dtb."""
+    cfg = board / "board.cfg"
+    cfg.write_text(cfg.read_text() + "dtb[9.9] = arch/arm/boot/dts/arm/versatile-pb.dtb\n")
+    assert load_board(board, "9.9").settings["dtb"] == "arch/arm/boot/dts/arm/versatile-pb.dtb"
+    assert load_board(board, "6.1").settings["dtb"] == "arch/arm/boot/dts/versatile-pb.dtb"
+    assert load_board(board).settings["dtb"] == "arch/arm/boot/dts/versatile-pb.dtb"
+
+
+def test_make_reads_the_setting_of_its_kernel(board, board_vars):
+    """make KERNEL=VERSION reads KEY[VERSION] into BOARD_KEY."""
+    cfg = board / "board.cfg"
+    cfg.write_text(cfg.read_text() + "description[6.12] = the 6.12 one\n")
+    assert board_vars("DESCRIPTION", kernel="6.12") == ["the 6.12 one"]
+    assert board_vars("DESCRIPTION", kernel=DEFAULT_KERNEL) != ["the 6.12 one"]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("dtb[6] = x", r"board.cfg:1: error: dtb\[6\]: expected a kernel version such as 6.12"),
+    ("dtbs[6.12] = x", r"board.cfg:1: error: unknown board setting 'dtbs'"),
+])
+def test_bad_kernel_setting_has_line(board, line, message):
+    """A setting for a kernel needs a known key and a MAJOR.MINOR version."""
+    cfg = board / "board.cfg"
+    cfg.write_text(line + "\n" + cfg.read_text())
+    with pytest.raises(FwembedError, match=message):
+        load_board(board)
+
+
+def test_setting_for_one_kernel_given_twice_is_an_error(board):
+    """Two timeout[6.12] lines are refused, naming the second."""
+    cfg = board / "board.cfg"
+    lines = len(cfg.read_text().splitlines())
+    cfg.write_text(cfg.read_text() + "timeout[6.12] = 1\ntimeout[6.12] = 2\n")
+    with pytest.raises(FwembedError, match=rf"board.cfg:{lines + 2}: error: board setting "
+                                           r"'timeout\[6.12\]' given twice"):
+        load_board(board)

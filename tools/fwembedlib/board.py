@@ -11,6 +11,9 @@ A board folder holds three files, and optionally more fragments:
                  Blanks around a line and around '=' are ignored, so an
                  indented setting is a setting like any other; there are no
                  continuation lines. The value is the rest of the line.
+                 KEY[VERSION] = VALUE replaces KEY's value when the kernel
+                 is Linux VERSION (make KERNEL=VERSION), for what differs
+                 between kernels, such as where a device tree is built.
   kernel.config  a kernel config fragment, merged over the defconfig
   firmware.list  the firmware list that 'make run' embeds
   kernel-VERSION.config
@@ -56,7 +59,8 @@ REQUIRED = ("description", "arch", "cross_compile", "defconfig", "image", "dtb",
 OPTIONAL = ("packages", "kernel_load", "boot", "uboot")
 BOOT_METHODS = ("kernel", "uboot")
 PLACEHOLDERS = ("kernel", "dtb", "initrd", "cmdline", "uboot", "disk")
-LINE_RE = re.compile(r"([a-z_]+)\s*=\s*(.*?)\s*\Z")
+LINE_RE = re.compile(r"([a-z_]+)(?:\[([^]]*)\])?\s*=\s*(.*?)\s*\Z")
+VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\Z")
 
 
 @dataclasses.dataclass
@@ -100,8 +104,10 @@ def make_value(value):
     return text + "$(fwembed_nothing)" if text.endswith("\\") else text
 
 
-def parse_cfg(path):
-    settings = {}
+def parse_cfg(path, kernel=None):
+    """The settings of board.cfg at ``path``: KEY[VERSION] lines replace KEY
+    when ``kernel`` is VERSION, and are otherwise only checked."""
+    settings, for_kernel = {}, {}
     try:
         text = path.read_text(encoding="ascii")
     except (OSError, UnicodeDecodeError) as err:
@@ -112,17 +118,24 @@ def parse_cfg(path):
         match = LINE_RE.match(line.strip())
         if not match:
             raise FwembedError(f"{path}:{lineno}", "expected KEY = VALUE")
-        key, value = match.groups()
+        key, version, value = match.groups()
         if key not in REQUIRED + OPTIONAL:
             raise FwembedError(f"{path}:{lineno}", f"unknown board setting {key!r}")
-        if key in settings:
-            raise FwembedError(f"{path}:{lineno}", f"board setting {key!r} given twice")
-        settings[key] = value
+        if version is not None and not VERSION_RE.match(version):
+            raise FwembedError(f"{path}:{lineno}", f"{key}[{version}]: expected a kernel "
+                                                   "version such as 6.12 in the brackets")
+        where = settings if version is None else for_kernel.setdefault(version, {})
+        name = key if version is None else f"{key}[{version}]"
+        if key in where:
+            raise FwembedError(f"{path}:{lineno}", f"board setting {name!r} given twice")
+        where[key] = value
+    settings.update(for_kernel.get(kernel, {}))
     return settings
 
 
-def load_board(folder):
-    """Read and check a board folder; errors name the folder and what is missing."""
+def load_board(folder, kernel=None):
+    """Read and check a board folder, with the settings for Linux ``kernel``
+    (such as "6.12") when given; errors name the folder and what is missing."""
     folder = pathlib.Path(folder)
     if not folder.is_dir():
         raise FwembedError(folder, "board folder not found")
@@ -130,7 +143,7 @@ def load_board(folder):
     if missing:
         raise FwembedError(folder, "board folder lacks " + ", ".join(missing))
     cfg = folder / "board.cfg"
-    settings = parse_cfg(cfg)
+    settings = parse_cfg(cfg, kernel)
     absent = [key for key in REQUIRED if not settings.get(key)]
     if absent:
         raise FwembedError(cfg, "board settings lack " + ", ".join(absent))

@@ -49,7 +49,7 @@ commands:
               fwembed uboot-disk --board DIR --fit FIT --out DISK
   board   check a board folder and print its settings, or write them as a
           make include:
-              fwembed board DIR [--make-vars FILE]
+              fwembed board DIR [--kernel VERSION] [--make-vars FILE]
 
 Booting boards in QEMU and checking what the kernel delivered is the test
 harness's job: harness/fwembed-harness --help.
@@ -360,6 +360,9 @@ def run_uboot_disk(args):
 def add_board(sub):
     board = sub.add_parser("board", help="check a board folder")
     board.add_argument("folder", metavar="DIR")
+    board.add_argument("--kernel", metavar="VERSION",
+                       help="the settings for this kernel version, KEY[VERSION] "
+                            "lines replacing KEY")
     board.add_argument("--make-vars", metavar="FILE",
                        help="write the settings as a make include (BOARD_<KEY> := value) "
                             "instead of printing them")
@@ -367,7 +370,7 @@ def add_board(sub):
 
 
 def run_board(args):
-    board = load_board(args.folder)
+    board = load_board(args.folder, args.kernel)
     if args.make_vars:
         atomic.write_file(args.make_vars, board.make_vars())
     else:
