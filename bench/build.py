@@ -5,7 +5,7 @@ A deterministic synthetic set of 1,000 files, 256 MiB in all (half random,
 half compressible, sizes spread from bytes to 8 MiB), goes into the
 versatile kernel's drivers/base/firmware_loader/builtin/ two ways, each in
 a kernel build directory of its own under build/bench-build/, configured
-alike (versatile_defconfig and the board's fragment) and prepared
+alike (the versatile board's defconfig and fragment) and prepared
 beforehand, so that only the firmware step is timed:
 
 6.1      CONFIG_EXTRA_FIRMWARE="<1,000 names>" CONFIG_EXTRA_FIRMWARE_DIR=<set>:
@@ -30,9 +30,11 @@ import shlex
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
 from benchlib import BUILD, CROSS, ROOT, TREE, BenchError  # noqa: E402
+from fwembedlib.board import load_board  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = BUILD / "bench-build"
 XZ_OUT_NAME = "bench-build-xz"
@@ -45,6 +47,7 @@ ONE_SIZE = 16 << 20
 SEED = 7000
 BUILTIN = "drivers/base/firmware_loader/builtin"
 FWEMBED = ["/usr/bin/python3", ROOT / "tools" / "fwembed"]
+VERSATILE = load_board(ROOT / "boards" / "versatile")
 
 
 def set_sizes():
@@ -52,14 +55,14 @@ def set_sizes():
 
 
 def configure(kout, lines):
-    """versatile_defconfig + the board's fragment + ``lines``; prepared for building."""
+    """The versatile board's defconfig and fragment + ``lines``; prepared for building."""
     kout.mkdir(parents=True, exist_ok=True)
     stamp = kout / ".bench-config"
     board = (ROOT / "boards" / "versatile" / "kernel.config").read_text()
     wanted = board + "\n" + "\n".join(lines) + "\n"
     env = benchlib.kbuild_env()
     if not stamp.exists() or stamp.read_text() != wanted:
-        benchlib.run(benchlib.kmake(kout, "-s", "versatile_defconfig"), "configure", env=env)
+        benchlib.run(benchlib.kmake(kout, "-s", VERSATILE.settings["defconfig"]), "configure", env=env)
         with open(kout / ".config", "a", encoding="utf-8") as config:
             config.write(wanted)
         benchlib.run(benchlib.kmake(kout, "-s", "olddefconfig"), "configure", env=env)
