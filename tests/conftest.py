@@ -93,6 +93,10 @@ def run_command(text, cwd=ROOT, timeout=3600):
 KERNELS = sorted((p.parent.name for p in (ROOT / "kernel-patch").glob("*/series")),
                  key=lambda v: tuple(map(int, v.split("."))))
 DEFAULT_KERNEL = "6.1"
+# make check's CHECK_KERNELS: the kernels that every board boots on and whose
+# series test_series builds patch by patch.
+CHECK_KERNELS = [k for k in os.environ.get("FWEMBED_CHECK_KERNELS", DEFAULT_KERNEL).split()
+                 if k in KERNELS]
 
 
 def prepare_tree(kernel=DEFAULT_KERNEL):

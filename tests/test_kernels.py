@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from conftest import KERNELS, ROOT, make, run_command
+from conftest import CHECK_KERNELS, DEFAULT_KERNEL, KERNELS, ROOT, make, run_command
+from fwembedlib.board import load_board
 from fwembedlib.manifest import read as read_manifest
 
 BUILD = ROOT / "build"
@@ -60,19 +61,51 @@ def test_tree_without_a_version_is_refused(tmp_path):
     assert "not a kernel source tree" in result.stderr
 
 
+def boots_with_every_entry_verified(board, kernel):
+    """make run BOARD=board KERNEL=kernel: the kernel's series boots the board,
+    every entry passes, and where the kernel prints the loader's own
+    FW_LOADER_DEBUG digests, every entry passes there too. The verdicts."""
+    result = run_command(f"make run BOARD={board} KERNEL={kernel}")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    suffix = "" if kernel == DEFAULT_KERNEL else f"-{kernel}"
+    out = BUILD / f"{board}{suffix}"
+    assert f"Linux version {kernel}." in (out / "console.log").read_text(errors="replace")
+    manifest = read_manifest(out / "fw" / "manifest.json")
+    assert re.search(r" checks passed, 0 failed", result.stdout)
+    return result.stdout, manifest
+
+
+def loader_digest_names(stdout):
+    return re.findall(r"^  PASS .*\[FW_LOADER_DEBUG\] (.*)$", stdout, re.M)
+
+
 @pytest.mark.kernel
 def test_virt64_on_6_12_verifies_every_entry_and_the_loaders_digests():
     """make run KERNEL=6.12: the 6.12 series boots virt64 and every entry
     passes, then again in the loader's own FW_LOADER_DEBUG lines, for raw,
     compressed and filesystem entries alike."""
-    result = run_command("make run BOARD=virt64 KERNEL=6.12")
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    out = BUILD / "virt64-6.12"
-    assert "Linux version 6.12." in (out / "console.log").read_text(errors="replace")
-    manifest = read_manifest(out / "fw" / "manifest.json")
-    checked = re.findall(r"^  PASS .*\[FW_LOADER_DEBUG\] (.*)$", result.stdout, re.M)
-    assert sorted(checked) == sorted(e.name for e in manifest)
+    stdout, manifest = boots_with_every_entry_verified("virt64", "6.12")
+    assert sorted(loader_digest_names(stdout)) == sorted(e.name for e in manifest)
     kinds = {("filesystem" if not e.builtin else e.compression) for e in manifest}
     assert {"none", "xz", "zstd", "filesystem"} <= kinds
     checks = 2 * len(manifest) + 4
-    assert f"{checks} checks passed, 0 failed" in result.stdout
+    assert f"{checks} checks passed, 0 failed" in stdout
+
+
+# Every board on every kernel of CHECK_KERNELS but the default, whose boots
+# test_boards covers; virt64 on 6.12 is the test above.
+OTHER_BOARD_BOOTS = [(kernel, board.name) for kernel in CHECK_KERNELS if kernel != DEFAULT_KERNEL
+                     for board in sorted((ROOT / "boards").iterdir())
+                     if (board / "board.cfg").is_file()
+                     and (kernel, board.name) != ("6.12", "virt64")]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("kernel, board", OTHER_BOARD_BOOTS)
+def test_board_boots_on_the_kernel_with_every_entry_verified(kernel, board):
+    """make run BOARD=board KERNEL=kernel passes every check; boards that QEMU
+    boots directly also pass the loader's FW_LOADER_DEBUG digest of every
+    entry (on a U-Boot board the command line is U-Boot's boot script's)."""
+    stdout, manifest = boots_with_every_entry_verified(board, kernel)
+    if load_board(ROOT / "boards" / board).boot != "uboot":
+        assert sorted(loader_digest_names(stdout)) == sorted(e.name for e in manifest)

@@ -24,7 +24,7 @@ import subprocess
 
 import pytest
 
-from conftest import DEFAULT_KERNEL, FWEMBED, HARNESS, KERNELS, PYTHON, ROOT, make
+from conftest import CHECK_KERNELS, DEFAULT_KERNEL, FWEMBED, HARNESS, PYTHON, ROOT, make
 from fwembedlib.board import load_board
 from fwharness.qemu import qemu_command
 from test_patches import series
@@ -136,13 +136,7 @@ def boot(run, manifest, log, *args):
                "--manifest", manifest, "--log", log, *args], ROOT)
 
 
-# make check's SERIES_KERNELS: each patch of 6.12's series built costs ten
-# minutes more than a cold make check can yet afford.
-SERIES_KERNELS = [k for k in os.environ.get("FWEMBED_SERIES_KERNELS", DEFAULT_KERNEL).split()
-                  if k in KERNELS]
-
-
-@pytest.fixture(scope="module", params=SERIES_KERNELS)
+@pytest.fixture(scope="module", params=CHECK_KERNELS)
 def series_run(request):
     run = SeriesRun(kernel=request.param)
     assert make("deps", f"KERNEL={run.kernel}").returncode == 0
