@@ -125,16 +125,22 @@ export CCACHE_BASEDIR := $(CURDIR)
 # that spelling of the source tree too. $(1) is the build directory, $(2)
 # the source tree (default $(TREE)).
 ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --relative-to=$(1) $(or $(2),$(TREE)))/= $(KCPPFLAGS))"
-kmake = $(MAKE) --no-print-directory -C $(or $(2),$(TREE)) O=$(1) ARCH=$(BOARD_ARCH) \
-	CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
-	$(if $(CCACHE),CC="ccache $(BOARD_CROSS_COMPILE)gcc" $(call ccache-prefix-map,$(1),$(2))) V=$(V) -j$(JOBS)
+# CC_WRAPPER runs the kernel's compiler through a wrapper, such as distcc to
+# share builds with other machines. With ccache it becomes ccache's
+# CCACHE_PREFIX, so that only the compilations that miss the cache go out.
+CC_WRAPPER ?=
+kernel-cc = $(if $(CCACHE),ccache $(BOARD_CROSS_COMPILE)gcc,$(if $(CC_WRAPPER),$(CC_WRAPPER) $(BOARD_CROSS_COMPILE)gcc))
+kmake = $(if $(CCACHE),$(if $(CC_WRAPPER),CCACHE_PREFIX="$(CC_WRAPPER)" ))$(MAKE) --no-print-directory \
+	-C $(or $(2),$(TREE)) O=$(1) ARCH=$(BOARD_ARCH) CROSS_COMPILE=$(BOARD_CROSS_COMPILE) \
+	$(if $(kernel-cc),CC="$(kernel-cc)") $(if $(CCACHE),$(call ccache-prefix-map,$(1),$(2))) V=$(V) -j$(JOBS)
 KMAKE = $(call kmake,$(KOUT))
 
 # Debian packages. 'fwembed gen' needs Python and the compressors only;
 # a kernel build needs the rest of BUILD_PACKAGES.
 GEN_PACKAGES := python3 xz-utils zstd
 BUILD_PACKAGES := make gcc libc6-dev bc bison flex libssl-dev libelf-dev cpio patch ccache \
-	$(GEN_PACKAGES) $(if $(KERNEL_SRC),,linux-source-$(KERNEL))
+	$(GEN_PACKAGES) $(if $(KERNEL_SRC),,linux-source-$(KERNEL)) \
+	$(if $(filter distcc,$(notdir $(firstword $(CC_WRAPPER)))),distcc)
 # mkimage and the device tree compiler it runs for FIT images; sfdisk and
 # mtools for the boot disk; Debian's U-Boot builds for QEMU.
 UBOOT_PACKAGES := u-boot-tools device-tree-compiler mtools fdisk u-boot-qemu
@@ -150,8 +156,9 @@ QUICK_PACKAGES := $(GEN_PACKAGES) make patch cpio python3-pytest python3-hypothe
 	binutils-arm-linux-gnueabi gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc \
 	u-boot-tools device-tree-compiler mtools fdisk wireless-regdb
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
+# It builds one board through distccd (tests/test_distcc.py).
 CHECK_PACKAGES := $(QUICK_PACKAGES) python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
-	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross distcc
 # INSTALL_DEPS=no: only check that the packages are there (the tests run
 # make so; 'make check' installed everything before they started).
 INSTALL_DEPS ?= yes
@@ -239,6 +246,7 @@ help:
 	@echo '                    and runs KUnit in (default: 6.1; "6.1 6.12" adds about 25 minutes)'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
+	@echo '  CC_WRAPPER=cmd    compile the kernel through cmd, such as distcc (with ccache: its CCACHE_PREFIX)'
 	@echo
 	@echo 'Boards: $(notdir $(wildcard boards/*))'
 
