@@ -3,9 +3,11 @@
 Every test runs once per kernel (6.1, and 6.12 with its own series). A
 clean tree is extracted from Debian's tarball into build/series/ (for 6.12,
 build/series-6.12/), committed,
-and the patches are applied one at a time with git am. After each one an
-x86_64 kernel is configured and vmlinux is built: the x86_64 board's
-allnoconfig-based configuration, where the loader is built in, with every
+and the patches are applied one at a time with git am. After each one that
+changes a file the build reads (not the documentation or the selftests),
+vmlinux is built for x86_64, configured again where a Kconfig file or the
+firmware fragment changed: the x86_64 board's allnoconfig-based
+configuration, where the loader is built in, with every
 option the series adds (KUnit tests, lookup bench, stress file) and an
 in-tree CONFIG_EXTRA_FIRMWARE file beside a generated table. x86 is where
 most CONFIG_EXTRA_FIRMWARE users are, and its small configuration keeps
@@ -136,6 +138,19 @@ def boot(run, manifest, log, *args):
                "--manifest", manifest, "--log", log, *args], ROOT)
 
 
+def read_by_the_build(path):
+    """Whether building vmlinux reads the file at ``path`` (relative to the
+    tree): documentation, MAINTAINERS and the selftests it does not. A patch
+    that changes only those is not built again."""
+    return not (path.startswith(("Documentation/", "tools/testing/")) or path == "MAINTAINERS")
+
+
+def is_kconfig(path):
+    """Whether ``path`` is a Kconfig file: a patch that changes none leaves
+    the configuration as the previous patch had it."""
+    return path.rpartition("/")[2].startswith("Kconfig")
+
+
 @pytest.fixture(scope="module", params=CHECK_KERNELS)
 def series_run(request):
     run = SeriesRun(kernel=request.param)
@@ -165,16 +180,25 @@ def series_run(request):
         gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", source, "--out", generated], ROOT)
         assert gen.returncode == 0, gen.stderr
 
+    configured = None
     for patch in series(run.kernel):
         applied = sh(git + ["am", "-q", patch], tree)
         if applied.returncode != 0:
             run.builds[patch.name] = applied
             break
+        changed = sh(["git", "diff", "--name-only", "HEAD~1", "HEAD"], tree).stdout.split()
+        if run.applied and not any(map(read_by_the_build, changed)):
+            # The tree vmlinux is built from is the previous patch's.
+            run.builds[patch.name] = run.builds[run.applied[-1]]
+            run.applied.append(patch.name)
+            continue
         run.applied.append(patch.name)
         header = tree / "include/linux/builtin_fw.h"
         init_only = header.exists() and "builtin_fw_init_entry" in header.read_text()
-        configure(tree, out, firmware_fragment(run, fwdir if init_only else plain),
-                  EVERY_OPTION)
+        fragment = firmware_fragment(run, fwdir if init_only else plain)
+        if fragment != configured or any(map(is_kconfig, changed)):
+            configure(tree, out, fragment, EVERY_OPTION)
+            configured = fragment
         run.builds[patch.name] = kmake(tree, out, "vmlinux")
     else:
         # The last build has every option, the KUnit suite among them: keep
@@ -201,7 +225,9 @@ def test_series_applies_with_git_am(series_run):
 @pytest.mark.kernel
 @pytest.mark.parametrize("index", range(len(series())), ids=lambda i: series()[i].name[:4])
 def test_each_patch_builds(series_run, index):
-    """vmlinux builds with the series applied up to and including this patch."""
+    """vmlinux builds with the series applied up to and including this patch
+    (for a patch that changes no file the build reads, the same build as
+    the patch before it)."""
     name = series(series_run.kernel)[index].name
     result = series_run.builds[name]
     assert result.returncode == 0, result.stderr[-3000:]
