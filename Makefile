@@ -480,7 +480,7 @@ BENCH_PARTS ?= lookup,size,build,memory,boot
 BENCH_MAKE = $(MAKE)
 bench: tree
 	$(Q)$(install-deps) $(CHECK_PACKAGES) time xxd
-	$(Q)$(PYTHON) bench/bench.py --make "$(BENCH_MAKE)" --parts $(BENCH_PARTS)
+	$(Q)$(PYTHON) bench/bench.py --make "$(BENCH_MAKE)" --parts $(BENCH_PARTS) --kernel $(KERNEL)
 
 # Stress tests. The sanitizer kernel of stress/vexpress-a9 (KASAN, kmemleak,
 # lockdep, debug objects, DEBUG_VM, fault injection), vexpress-a9's kernel

@@ -18,7 +18,13 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 BUILD = ROOT / "build"
-TREE = BUILD / "linux-6.1"
+# The kernel measured: make's KERNEL=, which bench.py --kernel hands every
+# part in FWEMBED_BENCH_KERNEL. Its tree is make's; its build directories
+# and results files carry SUFFIX, as make's build directories do.
+DEFAULT_KERNEL = "6.1"
+KERNEL = os.environ.get("FWEMBED_BENCH_KERNEL") or DEFAULT_KERNEL
+SUFFIX = "" if KERNEL == DEFAULT_KERNEL else f"-{KERNEL}"
+TREE = BUILD / f"linux-{KERNEL}"
 CROSS = "arm-linux-gnueabi-"
 # Virtual time advances by 2**0 ns per guest instruction: figures read from
 # the guest clock count instructions, the same on any host and under any load.
@@ -183,17 +189,25 @@ def rel(path):
         return str(path)
 
 
+def results_path(name, kernel=None):
+    """bench/results/<name>.json for the default kernel, <name>-<kernel>.json
+    for another (default: the kernel measured)."""
+    kernel = kernel or KERNEL
+    return RESULTS / (f"{name}.json" if kernel == DEFAULT_KERNEL else f"{name}-{kernel}.json")
+
+
 def write_json(name, data):
-    """Write bench/results/<name>.json; return the path."""
+    """Write the results file of ``name`` for the kernel measured, with the
+    kernel's version in it; return the path."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    dest = RESULTS / f"{name}.json"
-    dest.write_text(json.dumps(data, indent=2) + "\n")
+    dest = results_path(name)
+    dest.write_text(json.dumps({"kernel": KERNEL, **data}, indent=2) + "\n")
     say("WROTE", rel(dest))
     return dest
 
 
-def read_json(name):
-    path = RESULTS / f"{name}.json"
+def read_json(name, kernel=None):
+    path = results_path(name, kernel)
     if not path.exists():
         return None
     return json.loads(path.read_text())
@@ -224,7 +238,8 @@ def parse_args(doc, extra=None):
 
 
 def make_target(make, target, where, **variables):
-    """Run the repository's Makefile: ``make -C ROOT target VAR=value ...``; return stdout."""
-    cmd = shlex.split(make) + ["-C", str(ROOT), target] + \
+    """Run the repository's Makefile: ``make -C ROOT target KERNEL=... VAR=value ...``;
+    return stdout."""
+    cmd = shlex.split(make) + ["-C", str(ROOT), target, f"KERNEL={KERNEL}"] + \
         [f"{k}={v}" for k, v in variables.items()]
     return run(cmd, where)

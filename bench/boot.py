@@ -46,9 +46,9 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import BUILD, ROOT, BenchError  # noqa: E402
+from benchlib import BUILD, ROOT, SUFFIX, BenchError  # noqa: E402
 
-OUT_NAME = "bench-boot"
+OUT_NAME = "bench-boot" + SUFFIX
 HERE = BUILD / OUT_NAME
 SET = HERE / "set"
 # The board that boots every variant, and the one that adds VERIFY's figures

@@ -33,11 +33,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import BUILD, CROSS, ROOT, TREE, BenchError  # noqa: E402
+from benchlib import BUILD, CROSS, KERNEL, ROOT, SUFFIX, TREE, BenchError  # noqa: E402
 from fwembedlib.board import load_board  # noqa: E402  pylint: disable=wrong-import-position
 
-HERE = BUILD / "bench-build"
-XZ_OUT_NAME = "bench-build-xz"
+HERE = BUILD / ("bench-build" + SUFFIX)
+XZ_OUT_NAME = "bench-build-xz" + SUFFIX
 SET = HERE / "set"
 ONE = HERE / "one"
 COUNT = 1000
@@ -123,7 +123,8 @@ def route_xz():
     that of gen or of one xz process, whichever is larger. The second, with
     nothing changed, must not run gen at all (make reads gen's depfile)."""
     benchlib.run(["rm", "-rf", BUILD / XZ_OUT_NAME], "clean")
-    cmd = shlex.split(benchlib.MAKE) + ["-C", ROOT, "fw", f"OUT_NAME={XZ_OUT_NAME}",
+    cmd = shlex.split(benchlib.MAKE) + ["-C", ROOT, "fw", f"KERNEL={KERNEL}",
+                                        f"OUT_NAME={XZ_OUT_NAME}",
                                         f"FIRMWARE_DIR={SET}", "COMPRESS=xz"]
     first, _ = benchlib.measured(cmd, "make fw COMPRESS=xz")
     again, text = benchlib.measured(cmd, "make fw COMPRESS=xz (no-op)")

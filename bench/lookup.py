@@ -21,9 +21,10 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import ICOUNT, ROOT, BenchError  # noqa: E402
+from benchlib import BUILD, ICOUNT, ROOT, SUFFIX, BenchError  # noqa: E402
 
 SIZES = (1, 4, 16, 64, 1024)
+OUT_NAME = "bench" + SUFFIX
 LINE_RE = re.compile(r"# fw_builtin_bench: lookup=(\w+) entries=(\d+) hit_ns=(\d+) miss_ns=(\d+)")
 FOUND_RE = re.compile(r"# fw_builtin_bench: lookup=(\w+) hits_found=(\d+) misses_found=(\d+)")
 
@@ -42,11 +43,11 @@ def measure(make, out, count):
     fwdir = out / f"fw-{count}"
     write_firmware(fwdir, count)
     # A console left by an earlier boot must not pass for this one's.
-    (ROOT / "build" / "bench" / "console.log").unlink(missing_ok=True)
-    benchlib.make_target(make, "run", f"make run ({count} entries)", OUT_NAME="bench",
+    (BUILD / OUT_NAME / "console.log").unlink(missing_ok=True)
+    benchlib.make_target(make, "run", f"make run ({count} entries)", OUT_NAME=OUT_NAME,
                          FIRMWARE_DIR=fwdir, EXTRA_FRAGMENTS=ROOT / "bench" / "bench.config",
                          QEMU_EXTRA=ICOUNT)
-    log = ROOT / "build" / "bench" / "console.log"
+    log = BUILD / OUT_NAME / "console.log"
     console = log.read_text(errors="replace")
     rows = {m.group(1): {"hit_ns": int(m.group(3)), "miss_ns": int(m.group(4))}
             for m in LINE_RE.finditer(console) if int(m.group(2)) == count}
@@ -79,7 +80,7 @@ def table(results):
 
 def main():
     args = benchlib.parse_args(__doc__, lambda parser: parser.add_argument(
-        "--out", default=str(ROOT / "build" / "bench"), help="where the firmware sets go"))
+        "--out", default=str(BUILD / OUT_NAME), help="where the firmware sets go"))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = {count: measure(args.make, out, count) for count in SIZES}

@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import BUILD, CROSS, ROOT, TREE, BenchError  # noqa: E402
+from benchlib import BUILD, CROSS, ROOT, SUFFIX, TREE, BenchError  # noqa: E402
 import build  # noqa: E402  pylint: disable=wrong-import-position
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -33,7 +33,7 @@ from fwembedlib import emit  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-import-position
 from fwembedlib.manifest import read as read_manifest  # noqa: E402  pylint: disable=wrong-import-position
 
-HERE = BUILD / "bench-memory"
+HERE = BUILD / ("bench-memory" + SUFFIX)
 DEDUP_NAMES = 64
 DEDUP_DISTINCT = 8
 DEDUP_SIZE = 64 << 10

@@ -31,9 +31,9 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import BUILD, BenchError  # noqa: E402
+from benchlib import BUILD, KERNEL, SUFFIX, BenchError  # noqa: E402
 
-OUT_NAME = "bench-scale"
+OUT_NAME = "bench-scale" + SUFFIX
 HERE = BUILD / OUT_NAME
 SET = BUILD / "bench-scale-set"
 COUNT = 20000
@@ -61,7 +61,7 @@ def write_set():
 
 def make_cmd(target):
     return shlex.split(benchlib.MAKE) + [
-        "-C", str(benchlib.ROOT), target, f"BOARD={BOARD}", f"OUT_NAME={OUT_NAME}",
+        "-C", str(benchlib.ROOT), target, f"KERNEL={KERNEL}", f"BOARD={BOARD}", f"OUT_NAME={OUT_NAME}",
         f"FIRMWARE_DIR={SET}"]
 
 

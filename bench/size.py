@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import ROOT, BenchError  # noqa: E402
+from benchlib import ROOT, SUFFIX, BenchError  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -37,7 +37,7 @@ from fwembedlib.elf import read_sections  # noqa: E402  pylint: disable=wrong-im
 from fwembedlib.manifest import read as read_manifest  # noqa: E402  pylint: disable=wrong-import-position
 
 SETTINGS = ("none", "xz", "zstd", "auto")
-OUT_NAME = "bench-size"
+OUT_NAME = "bench-size" + SUFFIX
 DIGEST = 32
 MEMORY_RE = re.compile(r"Memory: .*?(\d+)K rodata")
 

@@ -13,9 +13,17 @@ bytes   exact for this toolchain and these inputs, on any host
 count   exact: objects assembled, links done
 """
 
+import re
+
 import benchlib
 
 KINDS = ("host", "guest", "bytes", "count")
+
+
+def upstream(r):
+    """The kernel whose own route a part's results compare with: the kernel
+    they were measured on (results from before it was recorded are 6.1's)."""
+    return r.get("kernel", benchlib.DEFAULT_KERNEL)
 
 
 def row(part, figure, unit, fwembed, against=None, other=None, kind="bytes", ratio=None):
@@ -30,10 +38,11 @@ def row(part, figure, unit, fwembed, against=None, other=None, kind="bytes", rat
 def build_rows(r):
     old, new, one = r["linux_6_1"]["total"], r["fwembed"]["total"], r["one_file"]
     what = f"{r['files']} files, {r['bytes'] >> 20} MiB"
-    rows = [row("build", f"{what}: wall", "s", new["wall_s"], "6.1 .gen.S", old["wall_s"], "host"),
-            row("build", f"{what}: CPU", "s", new["cpu_s"], "6.1 .gen.S", old["cpu_s"], "host"),
+    route = f"{upstream(r)} .gen.S"
+    rows = [row("build", f"{what}: wall", "s", new["wall_s"], route, old["wall_s"], "host"),
+            row("build", f"{what}: CPU", "s", new["cpu_s"], route, old["cpu_s"], "host"),
             row("build", f"{what}: peak RSS", "MiB", round(new["peak_rss_kib"] / 1024, 1),
-                "6.1 .gen.S", round(old["peak_rss_kib"] / 1024, 1), "host")]
+                route, round(old["peak_rss_kib"] / 1024, 1), "host")]
     if "xz" in r:
         first, noop = r["xz"]["first"], r["xz"]["no_op"]
         rows += [row("build", f"{what}, COMPRESS=xz: make fw peak RSS", "MiB",
@@ -68,7 +77,7 @@ def lookup_rows(r):
     for size in sorted({min(results, key=int), max(results, key=int)}, key=int):
         for key, label in (("hit_ns", "hit"), ("miss_ns", "miss")):
             out.append(row("lookup", f"{size} entries, {label}", "instr/lookup",
-                           results[size]["lookup"][key], "6.1 linear scan",
+                           results[size]["lookup"][key], f"{upstream(r)} linear scan",
                            results[size]["linear"][key], "guest"))
     return out
 
@@ -78,7 +87,7 @@ def memory_rows(r):
     n = over["fwembed"]["entries"]
     d, s = dedup["distinct"], dedup["shared"]
     return [row("memory", f"table overhead beyond data and name ({n} entries)", "B/entry",
-                over["fwembed"]["overhead_per_entry"], "6.1 .gen.S",
+                over["fwembed"]["overhead_per_entry"], f"{upstream(r)} .gen.S",
                 over["linux_6_1"]["overhead_per_entry"]),
             row("memory", f"dedup: {s['names']} names, {s['distinct']} contents", "bytes",
                 s["image"], "one copy per name", d["image"])]
@@ -170,3 +179,47 @@ def table(all_rows):
              r["kind"]] for r in all_rows]
     return benchlib.format_table(["part", "figure", "unit", "fwembed", "against", "value",
                                   "ratio", "kind"], body, left=3)
+
+
+# The parts whose rows the kernels table sets side by side: what the series
+# itself changes at run time and in the image, not host build times.
+KERNEL_PARTS = (("lookup", lookup_rows), ("memory", memory_rows), ("boot", boot_rows))
+
+
+def kernel_rows(results_by_kernel):
+    """The lookup, memory and boot rows of every kernel with results, one row
+    per figure: {"part", "figure", "unit", "against", "kind", "kernels":
+    {kernel: {"fwembed", "other", "ratio"}}}, in the first kernel's order.
+    "against" names the upstream route without its version: each kernel's
+    figure is set against its own."""
+    out = {}
+    for kernel, results in results_by_kernel.items():
+        for part, maker in KERNEL_PARTS:
+            if results.get(part) is None:
+                continue
+            for r in maker(results[part]):
+                key = (r["part"], r["figure"], r["unit"])
+                entry = out.setdefault(key, {
+                    "part": r["part"], "figure": r["figure"], "unit": r["unit"],
+                    "against": re.sub(r"^\d+\.\d+ ", "", r["against"] or "-"),
+                    "kind": r["kind"], "kernels": {}})
+                entry["kernels"][kernel] = {k: r[k] for k in ("fwembed", "other", "ratio")}
+    return list(out.values())
+
+
+def kernel_table(rows, kernels):
+    """The kernels' figures side by side: for each kernel, fwembed's value,
+    the upstream route's and their ratio; "-" where a kernel has none."""
+    header = ["part", "figure", "unit", "against"]
+    for kernel in kernels:
+        header += [f"{kernel} fwembed", f"{kernel} against", f"{kernel} ratio"]
+    body = []
+    for r in rows:
+        line = [r["part"], r["figure"], r["unit"], r["against"]]
+        for kernel in kernels:
+            k = r["kernels"].get(kernel)
+            line += [number(k["fwembed"]), number(k["other"]),
+                     f"{k['ratio']:.2f}x" if k["ratio"] is not None else "-"] if k else \
+                ["-", "-", "-"]
+        body.append(line)
+    return benchlib.format_table(header, body, left=4)

@@ -135,6 +135,39 @@ def test_summary_rows_take_the_smallest_and_largest_lookup_tables():
     assert "30.00x" in summary.table(rows)
 
 
+def test_rows_compare_with_the_route_of_the_kernel_measured():
+    """Results measured on 6.12 are set against 6.12's own scan; results
+    that name no kernel are 6.1's."""
+    rows = summary.rows({"lookup": dict(LOOKUP, kernel="6.12")})
+    assert {r["against"] for r in rows} == {"6.12 linear scan"}
+    assert {r["against"] for r in summary.rows({"lookup": LOOKUP})} == {"6.1 linear scan"}
+
+
+def test_results_files_carry_the_kernel_but_the_default():
+    assert benchlib.results_path("lookup", "6.1").name == "lookup.json"
+    assert benchlib.results_path("lookup", "6.12").name == "lookup-6.12.json"
+
+
+def test_kernel_rows_set_each_kernels_figures_side_by_side():
+    """One row per figure, with each kernel's value, its upstream route's and
+    the ratio; a figure only one kernel has shows "-" for the other."""
+    newer = {"kernel": "6.12", "results": {
+        "1024": {"linear": {"hit_ns": 33000, "miss_ns": 66000},
+                 "lookup": {"hit_ns": 1100, "miss_ns": 1650}}}}
+    rows = summary.kernel_rows({"6.1": {"lookup": LOOKUP}, "6.12": {"lookup": newer}})
+    by_figure = {r["figure"]: r for r in rows}
+    hit = by_figure["1024 entries, hit"]
+    assert hit["against"] == "linear scan"
+    assert hit["kernels"] == {"6.1": {"fwembed": 1000, "other": 30000, "ratio": 30.0},
+                              "6.12": {"fwembed": 1100, "other": 33000, "ratio": 30.0}}
+    assert set(by_figure["4 entries, hit"]["kernels"]) == {"6.1"}
+    lines = [line.split() for line in summary.kernel_table(rows, ["6.1", "6.12"]).splitlines()]
+    assert ["lookup", "1024", "entries,", "miss", "instr/lookup", "linear", "scan", "1,500",
+            "60,000", "40.00x", "1,650", "66,000", "40.00x"] in lines
+    assert ["lookup", "4", "entries,", "hit", "instr/lookup", "linear", "scan", "300", "300",
+            "1.00x", "-", "-", "-"] in lines
+
+
 BOOT = {"files": 64, "bytes": 4 << 20, "board": "versatile",
         "builtin_verify": {"delivered_us": 600, "requests_us": 300, "checks_us": 110},
         "builtin": {"delivered_us": 400, "requests_us": 150, "checks_us": 100},
