@@ -168,7 +168,7 @@ def table(r):
         return [label, f"{f['wall_s']:.1f}", f"{f['cpu_s']:.1f}",
                 f"{f['peak_rss_kib'] / 1024:.0f}"]
     old, new, one = r["linux_6_1"], r["fwembed"], r["one_file"]
-    rows = [row("6.1 CONFIG_EXTRA_FIRMWARE: Kbuild", old["kbuild"]),
+    rows = [row(f"{KERNEL} CONFIG_EXTRA_FIRMWARE: Kbuild", old["kbuild"]),
             row("fwembed gen", new["gen"]),
             row("fwembed: Kbuild", new["kbuild"]),
             row("fwembed: gen + Kbuild", new["total"]),

@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  pylint: disable=wrong-import-position
-from benchlib import BUILD, CROSS, ROOT, SUFFIX, TREE, BenchError  # noqa: E402
+from benchlib import BUILD, CROSS, KERNEL, ROOT, SUFFIX, TREE, BenchError  # noqa: E402
 import build  # noqa: E402  pylint: disable=wrong-import-position
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -38,11 +38,16 @@ DEDUP_NAMES = 64
 DEDUP_DISTINCT = 8
 DEDUP_SIZE = 64 << 10
 SEED = 11000
+# The bounds symbols are vmlinux.lds.h's, which the table's locator names.
 LINKER_SCRIPT = """SECTIONS {
   . = 0x10000;
   .rodata : { *(.rodata) *(.rodata.*) }
-  .builtin_fw_data : { KEEP(*(.builtin_fw_data)) }
-  .builtin_fw : ALIGN(8) { KEEP(*(SORT_BY_NAME(.builtin_fw.*))) }
+  .builtin_fw_data : {
+    __start_builtin_fw_data = .; KEEP(*(.builtin_fw_data)) __end_builtin_fw_data = .;
+  }
+  .builtin_fw : ALIGN(8) {
+    __start_builtin_fw = .; KEEP(*(SORT_BY_NAME(.builtin_fw.*))) __end_builtin_fw = .;
+  }
   /DISCARD/ : { *(.ARM.attributes) }
 }
 """
@@ -132,7 +137,7 @@ def measure():
 
 def table(r):
     rows = []
-    for key, label in (("linux_6_1", "6.1 CONFIG_EXTRA_FIRMWARE"), ("fwembed", "fwembed")):
+    for key, label in (("linux_6_1", f"{KERNEL} CONFIG_EXTRA_FIRMWARE"), ("fwembed", "fwembed")):
         o = r["overhead"][key]
         rows.append([label, o["entries"], o["data"], o["names"], o["rodata"], o["builtin_fw"],
                      f"{o['overhead_per_entry']:.2f}"])
