@@ -85,12 +85,12 @@ def main():
                                     check=False).returncode
             if status != 0:
                 raise benchlib.BenchError(part, f"bench/{part}.py exited with status {status}")
-    results = {part: benchlib.read_json(part) for part in PARTS}
+    by_kernel = {kernel: {part: benchlib.read_json(part, kernel) for part in PARTS}
+                 for kernel in KERNELS}
+    results = by_kernel[args.kernel]
     rows = summary.rows(results)
     if not rows:
         raise benchlib.BenchError("bench/results", "no results to report")
-    by_kernel = {kernel: {part: benchlib.read_json(part, kernel) for part in PARTS}
-                 for kernel in KERNELS}
     measured = [k for k in KERNELS if any(by_kernel[k][p] for p, _ in summary.KERNEL_PARTS)]
     kernel_rows = summary.kernel_rows({k: by_kernel[k] for k in measured})
     host = machine()

@@ -186,13 +186,12 @@ def series_run(request):
         if applied.returncode != 0:
             run.builds[patch.name] = applied
             break
-        changed = sh(["git", "diff", "--name-only", "HEAD~1", "HEAD"], tree).stdout.split()
-        if run.applied and not any(map(read_by_the_build, changed)):
-            # The tree vmlinux is built from is the previous patch's.
-            run.builds[patch.name] = run.builds[run.applied[-1]]
-            run.applied.append(patch.name)
-            continue
         run.applied.append(patch.name)
+        changed = sh(["git", "diff", "--name-only", "HEAD~1", "HEAD"], tree).stdout.split()
+        if len(run.applied) > 1 and not any(map(read_by_the_build, changed)):
+            # The tree vmlinux is built from is the previous patch's.
+            run.builds[patch.name] = run.builds[run.applied[-2]]
+            continue
         header = tree / "include/linux/builtin_fw.h"
         init_only = header.exists() and "builtin_fw_init_entry" in header.read_text()
         fragment = firmware_fragment(run, fwdir if init_only else plain)
