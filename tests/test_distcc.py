@@ -4,17 +4,19 @@ Vendors share kernel builds between machines through distcc. With ccache
 installed, make hands distcc to ccache as its CCACHE_PREFIX, so that only
 what misses the cache is compiled remotely. The test starts Debian's
 distccd on 127.0.0.1 only and builds virt64 again through it, in a build
-directory of its own and with one more option, the series' stress test:
-its source is in no cache and must be compiled by distccd, while the
-kernel's other files come from the cache that the plain virt64 build
-filled, and never reach the server. distccd's own log tells which files it
-compiled.
+directory of its own and with one more option: a default hostname made up
+for this run. Only init/version-timestamp.c spells the hostname out, so it
+is the one source that no cache can hold, however many builds the cache
+has seen; distccd must compile it. The kernel's other files come from the
+cache that the plain virt64 build filled and never reach the server.
+distccd's own log tells which files it compiled.
 """
 
 import re
 import shutil
 import socket
 import subprocess
+import uuid
 
 import pytest
 
@@ -22,9 +24,9 @@ from conftest import ROOT, run_command
 
 OUT = ROOT / "build" / "virt64-distcc"
 COMPILER = "aarch64-linux-gnu-gcc"
-# Built only with CONFIG_FW_LOADER_BUILTIN_STRESS, which virt64 leaves out.
-NEW_SOURCE = "drivers/base/firmware_loader/builtin/stress.c"
-# Built the same with and without it.
+# The one source that expands CONFIG_DEFAULT_HOSTNAME (as UTS_NODENAME).
+NEW_SOURCE = "init/version-timestamp.c"
+# Built the same whatever the hostname.
 CACHED_SOURCE = "kernel/fork.c"
 
 
@@ -59,13 +61,14 @@ def compiled_on_server(log):
 
 @pytest.mark.kernel
 def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
-    """The one source no cache holds is compiled by distccd; a source the
+    """The one source no cache can hold is compiled by distccd; a source the
     cache holds is not sent; the kernel passes every check."""
     assert run_command("make kernel BOARD=virt64").returncode == 0
     port, log = distccd
     shutil.rmtree(OUT, ignore_errors=True)
-    fragment = tmp_path / "stress.config"
-    fragment.write_text("CONFIG_FW_LOADER_BUILTIN_STRESS=y\n")
+    fragment = tmp_path / "hostname.config"
+    hostname = f'CONFIG_DEFAULT_HOSTNAME="fwembed-{uuid.uuid4().hex}"'
+    fragment.write_text(hostname + "\n")
     monkeypatch.setenv("DISTCC_HOSTS", f"127.0.0.1:{port}/2")
     # Fail rather than compile here when the server does not answer.
     monkeypatch.setenv("DISTCC_FALLBACK", "0")
@@ -74,6 +77,7 @@ def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert 'CCACHE_PREFIX="distcc" make' in result.stdout
     assert re.search(r" checks passed, 0 failed", result.stdout)
+    assert hostname in (OUT / "linux" / ".config").read_text().splitlines()
     assert (OUT / "linux" / NEW_SOURCE).with_suffix(".o").exists()
     sources = compiled_on_server(log)
     assert any(s.endswith(NEW_SOURCE) for s in sources), sources
