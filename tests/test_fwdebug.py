@@ -48,3 +48,15 @@ def test_enabled_needs_both_options(tmp_path):
     config.write_text("CONFIG_FW_LOADER_DEBUG=y\nCONFIG_DYNAMIC_DEBUG=y\n")
     assert fwdebug.enabled(config)
     assert not fwdebug.enabled(None)
+
+
+def test_on_command_line_reads_the_line_the_kernel_printed():
+    """Both parameters, in any place on the kernel's command line, count;
+    one of them, or none, or no command line line at all, does not."""
+    assert fwdebug.on_command_line(
+        ["Booting Linux", "[    0.00] Kernel command line: console=ttyAMA0 loglevel=8 panic=-1 "
+                          "firmware_class.dyndbg=+p"])
+    assert not fwdebug.on_command_line(
+        ["Kernel command line: console=ttyAMA0 firmware_class.dyndbg=+p"])
+    assert not fwdebug.on_command_line(["Kernel command line: console=ttyAMA0 panic=-1"])
+    assert not fwdebug.on_command_line(["Booting Linux"])

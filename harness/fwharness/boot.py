@@ -8,7 +8,8 @@ A kernel with CONFIG_FW_LOADER_DEBUG (Linux 6.4 and later) boots with the
 loader's dev_dbg() lines enabled, and every entry the self-test received
 must also have the manifest's digest in the loader's own "Loaded FW" line
 (fwdebug.py). Boards that boot through U-Boot take their command line from
-the boot script, and are not checked so.
+the boot script; they are checked so when the kernel's CONFIG_CMDLINE
+added the parameters, as the command line the kernel prints shows.
 """
 
 import shlex
@@ -40,13 +41,18 @@ def boot_and_verify(args):
     if board.boot == "uboot" and not disk:
         raise FwembedError(board.folder, "this board boots through U-Boot: "
                                          "give its boot disk (--disk)")
-    loader_digests = board.boot != "uboot" and fwdebug.enabled(args.kernel_config)
-    cmdline = f"{board.settings['cmdline']} {fwdebug.DYNDBG_PARAM}" if loader_digests else None
+    loader_digests = fwdebug.enabled(args.kernel_config)
+    cmdline = f"{board.settings['cmdline']} {fwdebug.DYNDBG_PARAM}" \
+        if loader_digests and board.boot != "uboot" else None
     command = qemu_command(board, args.kernel, args.dtb or "", cmdline=cmdline,
                            initrd=args.initrd, disk=disk)
     command += shlex.split(args.qemu_extra)
     run = boot(command, args.log, board.timeout * args.timeout_multiplier)
     lines = run.lines
+    if loader_digests and board.boot == "uboot" and not fwdebug.on_command_line(lines):
+        print(f"{board.name}: FW_LOADER_DEBUG digests not checked: the kernel's command "
+              f"line lacks {fwdebug.DYNDBG_PARAM}, which only its CONFIG_CMDLINE can add here")
+        loader_digests = False
 
     log = ktap.parse(lines)
     # CONFIG_EXTRA_FIRMWARE's files are expected as manifest entries are.

@@ -21,6 +21,7 @@ from fwembedlib.kconfig import parse_config
 # their level (KERN_DEBUG) through to the console.
 DYNDBG_PARAM = "firmware_class.dyndbg=+p loglevel=8"
 LOADED_RE = re.compile(r"Loaded FW: (.*), sha256: ([0-9a-f]{64})\s*$")
+COMMAND_LINE_RE = re.compile(r"Kernel command line: (.*)$")
 
 
 def enabled(kernel_config):
@@ -31,6 +32,17 @@ def enabled(kernel_config):
     values = parse_config(kernel_config)
     return all(values.get(option, ("n",))[0] == "y"
                for option in ("CONFIG_FW_LOADER_DEBUG", "CONFIG_DYNAMIC_DEBUG"))
+
+
+def on_command_line(lines):
+    """Whether the command line the kernel printed holds DYNDBG_PARAM: on a
+    board whose boot loader gives the command line, the kernel's own
+    CONFIG_CMDLINE_EXTEND can add it."""
+    for line in lines:
+        match = COMMAND_LINE_RE.search(line)
+        if match:
+            return set(DYNDBG_PARAM.split()) <= set(match.group(1).split())
+    return False
 
 
 def parse(lines):
