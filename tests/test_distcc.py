@@ -80,5 +80,9 @@ def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     assert hostname in (OUT / "linux" / ".config").read_text().splitlines()
     assert (OUT / "linux" / NEW_SOURCE).with_suffix(".o").exists()
     sources = compiled_on_server(log)
-    assert any(s.endswith(NEW_SOURCE) for s in sources), sources
+    # distccd's log, and ccache's counters, say why when nothing came.
+    stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                           check=False).stdout
+    assert any(s.endswith(NEW_SOURCE) for s in sources), \
+        f"{sources}\ndistccd.log:\n{log.read_text(errors='replace')[-3000:]}\nccache:\n{stats}"
     assert not any(s.endswith(CACHED_SOURCE) for s in sources), sources
