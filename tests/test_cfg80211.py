@@ -54,6 +54,23 @@ def test_every_check_passes_on_an_accepted_database():
     assert [passed for _, passed, _ in cfg80211.verdict(CONSOLE, "FR")] == [True] * 3 + [False]
 
 
+def test_regdb_keys_are_the_lines_after_cfg80211s_own():
+    """6.1 prefixes each key with "cfg80211: ", 6.12 does not; another
+    keyring's keys, before cfg80211's line or after a line of another
+    kind, are not cfg80211's."""
+    assert cfg80211.regdb_keys(CONSOLE) == ["sforshee: 00b28ddf47aef9cea7"]
+    console_6_12 = ["Loading compiled-in X.509 certificates",
+                    "Loaded X.509 cert 'system: 1234'",
+                    cfg80211.LOADING_KEYS,
+                    "Loaded X.509 cert 'benh@debian.org: 577e021cb980'",
+                    "Loaded X.509 cert 'wens: 61c038651aab'",
+                    "clocksource: Switched to clocksource timer3",
+                    "Loaded X.509 cert 'late: 99'"]
+    assert cfg80211.regdb_keys(console_6_12) == ["benh@debian.org: 577e021cb980",
+                                                 "wens: 61c038651aab"]
+    assert cfg80211.regdb_keys(console_6_12[:2]) == []
+
+
 def test_a_refused_database_fails_the_signature_check():
     refused = CONSOLE[:2] + [cfg80211.REFUSED] + [
         line.replace("country DE: DFS-ETSI", "country 00: DFS-UNSET") for line in CONSOLE[2:]]

@@ -49,7 +49,10 @@ MARK = "fwembed-cfg80211:"
 WAIT = 60
 FAILED = "cfg80211: failed to load regulatory.db"
 REFUSED = "cfg80211: loaded regulatory.db is malformed or signature is missing/invalid"
-CERT_RE = re.compile(r"^cfg80211: Loaded X\.509 cert '(.*)'$")
+LOADING_KEYS = "cfg80211: Loading compiled-in X.509 certificates for regulatory database"
+# 6.1's cfg80211 prints each key it loads under its own prefix; 6.12's
+# hands the list to x509_load_certificate_list(), which prints none.
+CERT_RE = re.compile(r"^(?:cfg80211: )?Loaded X\.509 cert '(.*)'$")
 COUNTRY_RE = re.compile(r"^country (\S\S): (.*)$")
 
 
@@ -113,9 +116,23 @@ def global_country(iw_lines):
     return None
 
 
+def regdb_keys(console):
+    """The keys cfg80211 loaded for the database: the "Loaded X.509 cert"
+    lines right after its LOADING_KEYS line (other keyrings print the same
+    lines, without a prefix on 6.12)."""
+    keys, after = [], False
+    for line in console:
+        match = CERT_RE.match(line)
+        if after and match:
+            keys.append(match.group(1))
+        else:
+            after = line == LOADING_KEYS
+    return keys
+
+
 def verdict(console, country):
     """The checks on a console log: a list of (description, passed, detail)."""
-    certs = [m.group(1) for m in map(CERT_RE.match, console) if m]
+    certs = regdb_keys(console)
     got = global_country(iw_output(console))
     shown = f"{got[0]}: {got[1]}" if got else "no country"
     return [
