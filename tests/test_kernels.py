@@ -103,7 +103,11 @@ OTHER_BOARD_BOOTS = [(kernel, board.name) for kernel in CHECK_KERNELS if kernel 
 @pytest.mark.parametrize("kernel, board", OTHER_BOARD_BOOTS)
 def test_board_boots_on_the_kernel_with_every_entry_verified(kernel, board):
     """make run BOARD=board KERNEL=kernel passes every check, the loader's
-    FW_LOADER_DEBUG digest of every entry among them (a U-Boot board's
-    kernel adds the parameters to its boot script's command line itself)."""
+    FW_LOADER_DEBUG digest of every entry among them, and of every file the
+    board builds in through CONFIG_EXTRA_FIRMWARE (x86_64's extra-firmware
+    folder). A U-Boot board's kernel adds the dynamic debug parameters to
+    its boot script's command line itself."""
     stdout, manifest = boots_with_every_entry_verified(board, kernel)
-    assert sorted(loader_digest_names(stdout)) == sorted(e.name for e in manifest)
+    extra_dir = ROOT / "boards" / board / "extra-firmware"
+    extra = [path.name for path in extra_dir.iterdir()] if extra_dir.is_dir() else []
+    assert sorted(loader_digest_names(stdout)) == sorted([e.name for e in manifest] + extra)
