@@ -59,6 +59,13 @@ def compiled_on_server(log):
                       log.read_text(errors="replace"), re.M)
 
 
+def why_nothing_came(sources, log):
+    """distccd's log and ccache's counters, for a failed assertion."""
+    stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                           check=False).stdout
+    return f"{sources}\ndistccd.log:\n{log.read_text(errors='replace')[-3000:]}\nccache:\n{stats}"
+
+
 @pytest.mark.kernel
 def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     """The one source no cache can hold is compiled by distccd; a source the
@@ -80,9 +87,5 @@ def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     assert hostname in (OUT / "linux" / ".config").read_text().splitlines()
     assert (OUT / "linux" / NEW_SOURCE).with_suffix(".o").exists()
     sources = compiled_on_server(log)
-    # distccd's log, and ccache's counters, say why when nothing came.
-    stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
-                           check=False).stdout
-    assert any(s.endswith(NEW_SOURCE) for s in sources), \
-        f"{sources}\ndistccd.log:\n{log.read_text(errors='replace')[-3000:]}\nccache:\n{stats}"
+    assert any(s.endswith(NEW_SOURCE) for s in sources), why_nothing_came(sources, log)
     assert not any(s.endswith(CACHED_SOURCE) for s in sources), sources
