@@ -36,9 +36,10 @@ BOARD = load_board(BOARD_DIR)
 INTREE_NAME = "fwembed-intree.bin"
 INTREE_DATA = bytes(range(255, -1, -1)) * 3
 # Every option the series adds. The boots leave out the KUnit suite, whose
-# entries would join the table, but keep KUnit itself: CONFIG_KUNIT changes
-# struct task_struct, and turning it off rebuilds most of the kernel. Before
-# the patch that adds an option, olddefconfig drops it.
+# entries would join the table, but keep KUnit itself, as the board's own
+# configuration does: CONFIG_KUNIT changes struct task_struct, and a
+# configuration without it would share no object with the board's build.
+# Before the patch that adds an option, olddefconfig drops it.
 BOOT_OPTIONS = ("CONFIG_KUNIT=y\n"
                 "CONFIG_FW_LOADER_BUILTIN_BENCH=y\n"
                 "CONFIG_FW_LOADER_BUILTIN_STRESS=y\n")
@@ -119,9 +120,19 @@ def merge_config(tree, out, defconfig, fragments, own):
     assert result.returncode == 0, result.stderr
 
 
-def configure(tree, out, fragment, options=BOOT_OPTIONS):
-    """The board's defconfig, its fragment, then ``fragment`` and ``options``."""
-    merge_config(tree, out, BOARD.settings["defconfig"], [BOARD_DIR / "kernel.config"],
+def board_fragments(kernel):
+    """The board's fragments for ``kernel``, as make merges them: kernel.config,
+    then kernel-VERSION.config if the board has one."""
+    return [BOARD_DIR / "kernel.config",
+            *[f for f in [BOARD_DIR / f"kernel-{kernel}.config"] if f.exists()]]
+
+
+def configure(run, fragment, options=BOOT_OPTIONS):
+    """The board's defconfig and fragments for the run's kernel, then
+    ``fragment`` and ``options``: the board's own configuration but for
+    them, so that ccache serves the objects they do not change from the
+    board's build."""
+    merge_config(run.tree, run.out, BOARD.settings["defconfig"], board_fragments(run.kernel),
                  fragment + options)
 
 
@@ -196,7 +207,7 @@ def series_run(request):
         init_only = header.exists() and "builtin_fw_init_entry" in header.read_text()
         fragment = firmware_fragment(run, fwdir if init_only else plain)
         if fragment != configured or any(map(is_kconfig, changed)):
-            configure(tree, out, fragment, EVERY_OPTION)
+            configure(run, fragment, EVERY_OPTION)
             configured = fragment
         run.builds[patch.name] = kmake(tree, out, "vmlinux")
     else:
@@ -205,7 +216,7 @@ def series_run(request):
         images = kmake(tree, out, "bzImage")
         assert images.returncode == 0, images.stderr[-3000:]
         shutil.copyfile(run.image, run.kunit_image)
-        configure(tree, out, firmware_fragment(run, fwdir))
+        configure(run, firmware_fragment(run, fwdir))
         images = kmake(tree, out, "bzImage")
         assert images.returncode == 0, images.stderr[-3000:]
         run.boot = boot(run, fwdir / "manifest.json", run.dir / "console.log",
@@ -301,7 +312,7 @@ def test_patched_kernel_without_any_firmware_boots(series_run, tmp_path):
     """With no generated directory and no EXTRA_FIRMWARE, the kernel builds and boots.
     This is the build that every x86 kernel with the loader built in makes."""
     out = series_run.out
-    configure(series_run.tree, out, 'CONFIG_EXTRA_FIRMWARE=""\n')
+    configure(series_run, 'CONFIG_EXTRA_FIRMWARE=""\n')
     config = (out / ".config").read_text()
     assert 'CONFIG_FW_LOADER_GENERATED_DIR=""' in config
     assert 'CONFIG_EXTRA_FIRMWARE=""' in config
@@ -357,7 +368,7 @@ def boot_with_extra_object(series_run, tmp_path, name, source, entry):
     with open(fwdir / "objects.mk", "a", encoding="utf-8") as objects:
         objects.write(f"builtin-fw-objs += {name}.o\n")
     out = series_run.out
-    configure(series_run.tree, out, firmware_fragment(series_run, fwdir))
+    configure(series_run, firmware_fragment(series_run, fwdir))
     images = kmake(series_run.tree, out, "bzImage")
     assert images.returncode == 0, images.stderr[-3000:]
     log = series_run.dir / f"console-{name}.log"
