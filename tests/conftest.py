@@ -64,14 +64,15 @@ def make_env(**settings):
     return env
 
 
-def make(*args, cwd=ROOT, timeout=3600):
-    """Run make in the repository and return the CompletedProcess.
+def make(*args, cwd=ROOT, timeout=3600, **settings):
+    """Run make in the repository and return the CompletedProcess; ``settings``
+    are added to its environment.
 
     Tests install nothing: 'make check' installed every package up front,
     and INSTALL_DEPS=no makes a missing one an error instead.
     """
     return subprocess.run(["make", "INSTALL_DEPS=no", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=make_env(), check=False)
+                          text=True, timeout=timeout, env=make_env(**settings), check=False)
 
 
 def command_env():
