@@ -4,19 +4,21 @@ Vendors share kernel builds between machines through distcc. With ccache
 installed, make hands distcc to ccache as its CCACHE_PREFIX, so that only
 what misses the cache is compiled remotely. The test starts Debian's
 distccd on 127.0.0.1 only and builds virt64 again through it, in a build
-directory of its own and with one more option: a default hostname made up
-for this run. Only init/version-timestamp.c spells the hostname out, so it
-is the one source that no cache can hold, however many builds the cache
-has seen; distccd must compile it. The kernel's other files come from the
-cache that the plain virt64 build filled and never reach the server.
-distccd's own log tells which files it compiled.
+directory of its own and with a build number (KBUILD_BUILD_VERSION, the
+"#N" of the version string) made up for this run. Only init/version.c and
+init/version-timestamp.c spell it out, through the UTS_VERSION header that
+Kbuild writes for each, so they are the sources that no cache can hold, however many builds the cache has
+seen; distccd must compile them. The configuration is the board's, so the
+kernel's other files come straight from the cache that the plain virt64
+build filled, and never reach the server. distccd's own log tells which
+files it compiled.
 """
 
+import random
 import re
 import shutil
 import socket
 import subprocess
-import uuid
 
 import pytest
 
@@ -24,9 +26,9 @@ from conftest import ROOT, run_command
 
 OUT = ROOT / "build" / "virt64-distcc"
 COMPILER = "aarch64-linux-gnu-gcc"
-# The one source that expands CONFIG_DEFAULT_HOSTNAME (as UTS_NODENAME).
+# A source that expands the build number (as UTS_VERSION).
 NEW_SOURCE = "init/version-timestamp.c"
-# Built the same whatever the hostname.
+# Built the same whatever the build number.
 CACHED_SOURCE = "kernel/fork.c"
 
 
@@ -73,18 +75,17 @@ def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     assert run_command("make kernel BOARD=virt64").returncode == 0
     port, log = distccd
     shutil.rmtree(OUT, ignore_errors=True)
-    fragment = tmp_path / "hostname.config"
-    hostname = f'CONFIG_DEFAULT_HOSTNAME="fwembed-{uuid.uuid4().hex}"'
-    fragment.write_text(hostname + "\n")
+    build = random.SystemRandom().randrange(10**8, 10**9)
     monkeypatch.setenv("DISTCC_HOSTS", f"127.0.0.1:{port}/2")
     # Fail rather than compile here when the server does not answer.
     monkeypatch.setenv("DISTCC_FALLBACK", "0")
     result = run_command("make run BOARD=virt64 OUT_NAME=virt64-distcc CC_WRAPPER=distcc "
-                         f"EXTRA_FRAGMENTS={fragment}")
+                         f"KBUILD_BUILD_VERSION={build}")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert 'CCACHE_PREFIX="distcc" make' in result.stdout
     assert re.search(r" checks passed, 0 failed", result.stdout)
-    assert hostname in (OUT / "linux" / ".config").read_text().splitlines()
+    version = (OUT / "linux" / "include" / "generated" / "utsversion.h").read_text()
+    assert f'#define UTS_VERSION "#{build} ' in version
     assert (OUT / "linux" / NEW_SOURCE).with_suffix(".o").exists()
     sources = compiled_on_server(log)
     assert any(s.endswith(NEW_SOURCE) for s in sources), why_nothing_came(sources, log)
