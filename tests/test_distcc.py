@@ -7,11 +7,11 @@ distccd on 127.0.0.1 only and builds virt64 again through it, in a build
 directory of its own and with a build number (KBUILD_BUILD_VERSION, the
 "#N" of the version string) made up for this run. Only init/version.c and
 init/version-timestamp.c spell it out, through the UTS_VERSION header that
-Kbuild writes for each, so they are the sources that no cache can hold, however many builds the cache has
-seen; distccd must compile them. The configuration is the board's, so the
-kernel's other files come straight from the cache that the plain virt64
-build filled, and never reach the server. distccd's own log tells which
-files it compiled.
+Kbuild writes for each, so they are the sources that no cache can hold,
+however many builds the cache has seen; distccd must compile them. The
+configuration is the board's, so the kernel's other files come straight
+from the cache that the plain virt64 build filled, and never reach the
+server. distccd's own log tells which files it compiled.
 """
 
 import random

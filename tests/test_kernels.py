@@ -8,6 +8,7 @@ import pytest
 
 from conftest import CHECK_KERNELS, DEFAULT_KERNEL, KERNELS, ROOT, make, run_command
 from fwembedlib.manifest import read as read_manifest
+from fwharness import extrafw
 
 BUILD = ROOT / "build"
 
@@ -60,14 +61,18 @@ def test_tree_without_a_version_is_refused(tmp_path):
     assert "not a kernel source tree" in result.stderr
 
 
+def board_out(board, kernel):
+    """make's build directory for the board on the kernel."""
+    return BUILD / (board if kernel == DEFAULT_KERNEL else f"{board}-{kernel}")
+
+
 def boots_with_every_entry_verified(board, kernel):
     """make run BOARD=board KERNEL=kernel: the kernel's series boots the board,
     every entry passes, and where the kernel prints the loader's own
     FW_LOADER_DEBUG digests, every entry passes there too. The verdicts."""
     result = run_command(f"make run BOARD={board} KERNEL={kernel}")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    suffix = "" if kernel == DEFAULT_KERNEL else f"-{kernel}"
-    out = BUILD / f"{board}{suffix}"
+    out = board_out(board, kernel)
     assert f"Linux version {kernel}." in (out / "console.log").read_text(errors="replace")
     manifest = read_manifest(out / "fw" / "manifest.json")
     assert re.search(r" checks passed, 0 failed", result.stdout)
@@ -78,12 +83,12 @@ def loader_digest_names(stdout):
     return re.findall(r"^  PASS .*\[FW_LOADER_DEBUG\] (.*)$", stdout, re.M)
 
 
-def built_in_names(board, manifest):
-    """The manifest's names and those of the files the board builds in
-    through CONFIG_EXTRA_FIRMWARE (its extra-firmware folder), sorted."""
-    extra_dir = ROOT / "boards" / board / "extra-firmware"
-    extra = [path.name for path in extra_dir.iterdir()] if extra_dir.is_dir() else []
-    return sorted([e.name for e in manifest] + extra)
+def built_in_names(board, kernel, manifest):
+    """The manifest's names and those that the board's CONFIG_EXTRA_FIRMWARE
+    builds in, as the harness reads them from its .config, sorted."""
+    extra = extrafw.expected_entries(board_out(board, kernel) / "linux" / ".config",
+                                     BUILD / f"linux-{kernel}")
+    return sorted([e.name for e in manifest] + [e.name for e in extra])
 
 
 @pytest.mark.kernel
@@ -92,7 +97,7 @@ def test_virt64_on_6_12_verifies_every_entry_and_the_loaders_digests():
     passes, then again in the loader's own FW_LOADER_DEBUG lines, for raw,
     compressed and filesystem entries alike."""
     stdout, manifest = boots_with_every_entry_verified("virt64", "6.12")
-    assert sorted(loader_digest_names(stdout)) == built_in_names("virt64", manifest)
+    assert sorted(loader_digest_names(stdout)) == built_in_names("virt64", "6.12", manifest)
     kinds = {("filesystem" if not e.builtin else e.compression) for e in manifest}
     assert {"none", "xz", "zstd", "filesystem"} <= kinds
     checks = 2 * len(manifest) + 4
@@ -112,8 +117,7 @@ OTHER_BOARD_BOOTS = [(kernel, board.name) for kernel in CHECK_KERNELS if kernel 
 def test_board_boots_on_the_kernel_with_every_entry_verified(kernel, board):
     """make run BOARD=board KERNEL=kernel passes every check, the loader's
     FW_LOADER_DEBUG digest of every entry among them, and of every file the
-    board builds in through CONFIG_EXTRA_FIRMWARE (x86_64's extra-firmware
-    folder). A U-Boot board's kernel adds the dynamic debug parameters to
+    board builds in through CONFIG_EXTRA_FIRMWARE (x86_64's). A U-Boot board's kernel adds the dynamic debug parameters to
     its boot script's command line itself."""
     stdout, manifest = boots_with_every_entry_verified(board, kernel)
-    assert sorted(loader_digest_names(stdout)) == built_in_names(board, manifest)
+    assert sorted(loader_digest_names(stdout)) == built_in_names(board, kernel, manifest)
