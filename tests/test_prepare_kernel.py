@@ -1,6 +1,9 @@
 """scripts/prepare-kernel: KERNEL_SRC is copied and patched, never modified."""
 
+import fcntl
+import os
 import subprocess
+import time
 
 import pytest
 
@@ -37,6 +40,27 @@ def test_configured_tree_is_refused(fake_tree, tmp_path):
     (fake_tree / ".config").write_text("CONFIG_X=y\n")
     result = prepare(tmp_path / "dest", fake_tree)
     assert result.returncode == 1 and "make mrproper" in result.stderr
+
+
+def test_a_second_run_waits_for_the_first(fake_tree, tmp_path):
+    """Runs into one folder take turns: while another holds the lock on
+    DEST's parent, the tree is not made; once it lets go, it is."""
+    parent = tmp_path / "build"
+    parent.mkdir()
+    dest = parent / "linux"
+    lock = os.open(parent, os.O_RDONLY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        waiting = subprocess.Popen([SCRIPT, "6.1", dest, "none", fake_tree],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        assert waiting.poll() is None and not dest.exists()
+    finally:
+        os.close(lock)
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    assert out == f"  COPY    {fake_tree} -> {dest}\n"
+    assert (dest / "Makefile").read_bytes() == (fake_tree / "Makefile").read_bytes()
 
 
 def test_patch_failure_names_the_patch(fake_tree, tmp_path):
