@@ -157,7 +157,7 @@ QUICK_PACKAGES := $(GEN_PACKAGES) make patch cpio python3-pytest python3-hypothe
 	u-boot-tools device-tree-compiler mtools fdisk wireless-regdb
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
 # It builds one board through distccd (tests/test_distcc.py).
-CHECK_PACKAGES := $(QUICK_PACKAGES) python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
+CHECK_PACKAGES := $(QUICK_PACKAGES) python3-pytest-xdist python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
 	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross distcc
 # INSTALL_DEPS=no: only check that the packages are there (the tests run
 # make so; 'make check' installed everything before they started).
@@ -244,6 +244,7 @@ help:
 	@echo '  FWEMBED_FUZZ_EXAMPLES=n  make check: examples per generator fuzz test (default: 50)'
 	@echo '  CHECK_KERNELS=list   make check: kernels every board boots on, whose series is built patch by patch'
 	@echo '                    and runs KUnit in (default: 6.1; "6.1 6.12" adds about 25 minutes)'
+	@echo '  CHECK_WORKERS=n   make check: tests run side by side on n workers (default: 2)'
 	@echo '  V=1               print full commands'
 	@echo '  JOBS=n            parallel kernel build jobs (default: nproc)'
 	@echo '  CC_WRAPPER=cmd    compile the kernel through cmd, such as distcc (with ccache: its CCACHE_PREFIX)'
@@ -523,6 +524,11 @@ FWEMBED_FUZZ_EXAMPLES ?= 50
 # minutes cannot yet afford: make check CHECK_KERNELS="6.1 6.12" runs both.
 CHECK_KERNELS ?= 6.1
 
+# make check runs its tests on this many pytest-xdist workers. Two keep both
+# of CI's cores busy: a QEMU boot uses one, and one worker's build can use the
+# other. Tests that share a build folder run on one worker (tests/conftest.py).
+CHECK_WORKERS ?= 2
+
 # Every board folder's packages, as fwembed's board.cfg parser reads them.
 every-board-packages = $$(for b in boards/*/; do $(FWEMBED) board $$b | sed -n 's/^packages = //p'; done)
 
@@ -533,7 +539,7 @@ check:
 		$(if $(KERNEL_SRC),,$(addprefix linux-source-,$(KERNELS)))
 	$(Q)$(fetch-guest-debs)
 	$(Q)FWEMBED_CHECK_KERNELS='$(CHECK_KERNELS)' \
-		FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest
+		FWEMBED_FUZZ_EXAMPLES=$(FWEMBED_FUZZ_EXAMPLES) $(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadgroup
 
 test-quick:
 	$(Q)$(install-deps) $(QUICK_PACKAGES)

@@ -111,3 +111,50 @@ def prepare_tree(kernel=DEFAULT_KERNEL):
 def kernel_tree():
     """The prepared tree of the default kernel."""
     return prepare_tree()
+
+
+# make check runs the tests on two pytest-xdist workers (--dist loadgroup), so
+# that one can boot QEMU, which keeps one core busy, while the other builds.
+# Tests that build, boot or read one build folder must not run at once, and a
+# later test may use what an earlier one built there, or the objects ccache
+# kept from it: such tests carry the folder's group, and xdist runs a group on
+# one worker, in the order collected. A test without a group uses only its
+# own files, or the kernel trees, which scripts/prepare-kernel makes under a
+# lock.
+def build_group(board, kernel=DEFAULT_KERNEL):
+    """The xdist group of tests that share build/<board> (build/<board>-<kernel>
+    on another kernel than the default), as make names that folder."""
+    return pytest.mark.xdist_group(board if kernel == DEFAULT_KERNEL else f"{board}-{kernel}")
+
+
+def on_board(board, kernel=DEFAULT_KERNEL):
+    """A parameter naming a board, in that board's build group."""
+    return pytest.param(board, marks=build_group(board, kernel), id=board)
+
+
+# Groups in the order workers start them, the longest first (CI's cold run of
+# make check at a90e7eb, serial): versatile's tests boot it about twenty
+# times and build make kselftest's unpatched kernel; x86_64's build the series
+# patch by patch. Quick tests and the rest follow, to fill the gaps.
+LONGEST_GROUPS_FIRST = ("versatile", "x86_64", "virt64", "own-kernel", "virt64-6.12",
+                        "vexpress-a9", "virt-uboot")
+
+
+def group_of(item):
+    mark = item.get_closest_marker("xdist_group")
+    return None if mark is None else (mark.args[0] if mark.args else mark.kwargs["name"])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Order the tests by group, as LONGEST_GROUPS_FIRST gives, then other
+    groups, then the tests without one; a stable sort keeps each group's own
+    order. xdist hands a worker the next group in this order when it is idle."""
+    def rank(item):
+        group = group_of(item)
+        if group is None:
+            return len(LONGEST_GROUPS_FIRST) + 1
+        if group in LONGEST_GROUPS_FIRST:
+            return LONGEST_GROUPS_FIRST.index(group)
+        return len(LONGEST_GROUPS_FIRST)
+    items.sort(key=rank)

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import HARNESS, PYTHON, ROOT, make, run_command
+from conftest import HARNESS, PYTHON, ROOT, build_group, make, on_board, run_command
 from fwembedlib.board import load_board
 from fwembedlib.elf import read_sections
 from fwembedlib.manifest import read as read_manifest
@@ -30,7 +30,7 @@ def assert_ok(result):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
 
 
-@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("board", [on_board(b) for b in BOARDS])
 def test_make_run_verifies_every_entry_on_the_board(board):
     """make run BOARD=... boots the board and every entry of its list passes."""
     result = run_command(f"make run BOARD={board}")
@@ -51,6 +51,7 @@ def test_make_run_verifies_every_entry_on_the_board(board):
     assert f"{checks} checks passed, 0 failed" in result.stdout
 
 
+@build_group("virt64")
 def test_virt64_table_uses_the_64_bit_layout():
     """The arm64 kernel's table holds 64-bit entries: six 8-byte fields each."""
     vmlinux = BUILD / "virt64" / "linux" / "vmlinux"
@@ -61,6 +62,7 @@ def test_virt64_table_uses_the_64_bit_layout():
     assert table.size == len(builtin) * 6 * 8
 
 
+@build_group("virt-uboot")
 def test_virt_uboot_checked_every_fit_hash():
     """U-Boot printed a passing sha256 check for the kernel, initramfs and tree."""
     log = (BUILD / "virt-uboot" / "console.log").read_text(errors="replace")
@@ -68,6 +70,7 @@ def test_virt_uboot_checked_every_fit_hash():
     assert log.index("Found U-Boot script /boot.scr") < log.index("Starting kernel ...")
 
 
+@build_group("virt-uboot")
 def test_virt_uboot_refuses_a_fit_with_a_flipped_bit(tmp_path):
     """A disk whose FIT kernel has one flipped bit: U-Boot refuses it, the boot fails."""
     out = BUILD / "virt-uboot"
@@ -89,6 +92,7 @@ def test_virt_uboot_refuses_a_fit_with_a_flipped_bit(tmp_path):
     assert "Starting kernel" not in (tmp_path / "log").read_text(errors="replace")
 
 
+@build_group("versatile")
 def test_versatile_boots_from_a_uimage():
     """make uimage wraps the versatile zImage; QEMU boots it and every entry passes."""
     assert_ok(make("initramfs"))
@@ -115,6 +119,7 @@ def test_versatile_boots_from_a_uimage():
     assert f"{checks} checks passed, 0 failed" in result.stdout
 
 
+@build_group("versatile")
 def test_make_fit_lists_kernel_dtb_and_initramfs_with_their_sha256():
     """make fit: mkimage -l shows each image, hashed with the sha256 of its file."""
     result = run_command("make fit")
@@ -147,7 +152,7 @@ def ls_lines(image):
             for line in result.stdout.splitlines()]
 
 
-@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("board", [on_board(b) for b in BOARDS])
 def test_ls_reads_the_board_images_as_the_kernel_lists_itself(board):
     """fwembed ls on vmlinux and on the image QEMU booted prints, line for
     line, the debugfs listing that kernel printed at boot."""
@@ -158,12 +163,14 @@ def test_ls_reads_the_board_images_as_the_kernel_lists_itself(board):
         assert ls_lines(image.relative_to(ROOT)) == kernel_listing, image
 
 
+@build_group("virt-uboot")
 def test_ls_reads_the_fit_u_boot_booted():
     """The FIT on virt-uboot's boot disk: its kernel, a zImage, lists as booted."""
     out = BUILD / "virt-uboot"
     assert ls_lines((out / "image.fit").relative_to(ROOT)) == console_listing(out / "console.log")
 
 
+@build_group("versatile")
 def test_ls_reads_the_versatile_uimage_and_fit():
     """The versatile uImage booted above, its FIT and vmlinux list as that boot did."""
     out = BUILD / "versatile"
@@ -172,6 +179,7 @@ def test_ls_reads_the_versatile_uimage_and_fit():
         assert ls_lines(image.relative_to(ROOT)) == kernel_listing, image
 
 
+@build_group("versatile")
 def test_extract_gives_the_file_the_list_names(tmp_path):
     """An xz entry of the versatile kernel's uImage extracts to its source's bytes."""
     out = tmp_path / "regs-16k.bin"
@@ -181,7 +189,7 @@ def test_extract_gives_the_file_the_list_names(tmp_path):
     assert out.read_bytes() == (ROOT / "firmware" / "regs-16k.bin").read_bytes()
 
 
-@pytest.mark.parametrize("board", sorted(BOARDS + ["versatile"]))
+@pytest.mark.parametrize("board", [on_board(b) for b in sorted(BOARDS + ["versatile"])])
 def test_verify_names_a_blob_with_a_flipped_bit(board, tmp_path):
     """verify passes on the board's vmlinux, and names the one entry whose
     data has a flipped bit in a copy of it."""

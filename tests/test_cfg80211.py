@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from conftest import HARNESS, PYTHON, ROOT, make, run_command
+from conftest import HARNESS, PYTHON, ROOT, build_group, make, run_command
 from fwembedlib.manifest import read as read_manifest
 from fwharness import cfg80211
 
@@ -102,6 +102,7 @@ def relinked_after():
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_cfg80211_accepts_the_raw_database(relinked_after):
     """The board's own list: the upstream pair, stored as it is."""
     run = run_command("make cfg80211")
@@ -115,6 +116,7 @@ def test_cfg80211_accepts_the_raw_database(relinked_after):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_cfg80211_accepts_the_database_stored_xz_compressed(tmp_path, relinked_after):
     """Debian's own pair, regulatory.db decoded from xz at the request."""
     board = board_copy(tmp_path, f"regulatory.db {REGDB}-debian compress=xz license=ISC\n"
@@ -148,6 +150,7 @@ def harness_cfg80211(*args):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_cfg80211_refuses_an_altered_database(tmp_path, relinked_after):
     """One bit changed in the database's last byte, the signature kept. The
     guest's /lib/firmware holds the genuine pair, which cfg80211 would take
@@ -172,6 +175,7 @@ def test_cfg80211_refuses_an_altered_database(tmp_path, relinked_after):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_without_the_built_in_pair_cfg80211_takes_the_file_system_one(tmp_path,
                                                                        relinked_after):
     """The control for the test above: with no regulatory.db built in, the

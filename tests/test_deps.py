@@ -59,6 +59,15 @@ def test_make_check_fuzzes_the_generator_briefly():
     assert testpaths.group(1).split() == ["tests", "stress"]
 
 
+def test_make_check_runs_the_tests_side_by_side():
+    """make check runs pytest on CHECK_WORKERS xdist workers (2 unless set),
+    each build folder's tests on one worker (their xdist_group)."""
+    for args, workers in (((), "2"), (("CHECK_WORKERS=3",), "3")):
+        result = make("-n", "check", *args)
+        assert result.returncode == 0, result.stderr
+        assert f" -n {workers} --dist loadgroup" in result.stdout
+
+
 def test_make_check_installs_every_boards_packages():
     """make check installs the packages each board folder names, as fwembed reads them."""
     result = make("-n", "check")

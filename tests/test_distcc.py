@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, run_command
+from conftest import ROOT, build_group, run_command
 
 OUT = ROOT / "build" / "virt64-distcc"
 COMPILER = "aarch64-linux-gnu-gcc"
@@ -69,6 +69,7 @@ def why_nothing_came(sources, log):
 
 
 @pytest.mark.kernel
+@build_group("virt64")
 def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     """The one source no cache can hold is compiled by distccd; a source the
     cache holds is not sent; the kernel passes every check."""

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, PYTHON, ROOT, make, run_fwembed, snapshot, write_list
+from conftest import FWEMBED, PYTHON, ROOT, build_group, make, run_fwembed, snapshot, write_list
 from fwembedlib.fwlist import read_list
 
 LIST = "a one.bin\nfs/b seven.bin install=yes\n\"fs/sub/c d\" ramp.bin install=yes\n"
@@ -158,6 +158,7 @@ def test_make_firmware_install_defaults_to_the_build_directory():
         subprocess.run(["rm", "-rf", str(out)], check=True)
 
 
+@build_group("versatile")
 def test_make_firmware_install_suggests_install_fw_all(fwtree, tmp_path):
     """With FIRMWARE_DIR nothing is marked install=yes: make suggests INSTALL_FW_ALL=1."""
     result = make("firmware_install", f"FIRMWARE_DIR={fwtree}",
@@ -167,6 +168,7 @@ def test_make_firmware_install_suggests_install_fw_all(fwtree, tmp_path):
                              "nothing to install (INSTALL_FW_ALL=1 installs every entry)\n")
 
 
+@build_group("versatile")
 def test_make_firmware_install_all_to_a_path(tmp_path):
     """INSTALL_FW_ALL=1 installs every entry; INSTALL_FW_PATH picks the folder."""
     result = make("firmware_install", "INSTALL_FW_ALL=1", f"INSTALL_FW_PATH={tmp_path}/fw")

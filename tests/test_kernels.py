@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import CHECK_KERNELS, DEFAULT_KERNEL, KERNELS, ROOT, make, run_command
+from conftest import CHECK_KERNELS, DEFAULT_KERNEL, KERNELS, ROOT, build_group, make, run_command
 from fwembedlib.manifest import read as read_manifest
 from fwharness import extrafw
 
@@ -20,7 +20,7 @@ def fake_tree(tmp_path, version, patchlevel):
     return tree
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", [pytest.param(k, marks=build_group("virt64", k)) for k in KERNELS])
 def test_kernel_picks_its_tree_series_and_build_directory(kernel):
     """make -n shows each kernel's own tree and series, and a build directory
     that the default kernel's does not collide with."""
@@ -92,6 +92,7 @@ def built_in_names(board, kernel, manifest):
 
 
 @pytest.mark.kernel
+@build_group("virt64", "6.12")
 def test_virt64_on_6_12_verifies_every_entry_and_the_loaders_digests():
     """make run KERNEL=6.12: the 6.12 series boots virt64 and every entry
     passes, then again in the loader's own FW_LOADER_DEBUG lines, for raw,
@@ -113,7 +114,8 @@ OTHER_BOARD_BOOTS = [(kernel, board.name) for kernel in CHECK_KERNELS if kernel 
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("kernel, board", OTHER_BOARD_BOOTS)
+@pytest.mark.parametrize("kernel, board", [pytest.param(k, b, marks=build_group(b, k))
+                                           for k, b in OTHER_BOARD_BOOTS])
 def test_board_boots_on_the_kernel_with_every_entry_verified(kernel, board):
     """make run BOARD=board KERNEL=kernel passes every check, the loader's
     FW_LOADER_DEBUG digest of every entry among them, and of every file the

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, run_command
+from conftest import ROOT, build_group, run_command
 from fwembedlib.manifest import read as read_manifest
 from fwharness import kselftest
 
@@ -89,6 +89,7 @@ def results():
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_make_kselftest_passes(results):
     run, data = results
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
@@ -96,6 +97,7 @@ def test_make_kselftest_passes(results):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_the_unpatched_kernel_passes_the_selftests(results):
     _, data = results
     unpatched = data["unpatched"]["fw_run_tests"]
@@ -104,6 +106,7 @@ def test_the_unpatched_kernel_passes_the_selftests(results):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_the_patched_kernel_passes_what_the_unpatched_one_passes(results):
     _, data = results
     unpatched = [tuple(c) for c in data["unpatched"]["fw_run_tests"]["checks"]]
@@ -113,6 +116,7 @@ def test_the_patched_kernel_passes_what_the_unpatched_one_passes(results):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_fw_builtin_checks_every_built_in_entry(results):
     _, data = results
     builtin = data["patched"]["fw_builtin"]

@@ -13,10 +13,10 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, command_env
+from conftest import ROOT, command_env, build_group
 from doccmds import script
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, build_group("own-kernel")]
 HOME = ROOT / "build" / "own-kernel"
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 # The compiler the page builds with, wrapped to call ccache.

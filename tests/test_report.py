@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from asmlink import CROSS, assemble_and_link
-from conftest import ROOT, run_command, run_fwembed, write_list
+from conftest import ROOT, build_group, run_command, run_fwembed, write_list
 from fwembedlib.elf import read_sections
 
 LIST = ("a seven.bin license=MIT\nb seven.bin license=MIT\n"
@@ -173,6 +173,7 @@ def test_vmlinux_needs_a_base(fwtree, tmp_path):
 
 
 @pytest.mark.kernel
+@build_group("versatile")
 def test_make_report_measures_the_board_kernel():
     """make report: every entry; .builtin_fw grows by 24 bytes per built-in entry
     that stays, the init data by 24 per init-only entry and its own data."""

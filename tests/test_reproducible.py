@@ -16,7 +16,7 @@ import shutil
 import pytest
 
 from asmlink import assemble_and_link
-from conftest import ROOT, make, run_command, run_fwembed, write_list
+from conftest import ROOT, build_group, make, run_command, run_fwembed, write_list
 from fwembedlib import emit
 
 # Outputs that name their own location, so they differ by design: the make
@@ -68,6 +68,7 @@ def test_assembled_objects_are_identical(two_runs, tmp_path):
 
 
 @pytest.mark.kernel
+@build_group("x86_64")
 def test_two_kernel_builds_are_identical():
     """A clean build in build/repro equals the board's: fw files, objects, vmlinux, bzImage."""
     board = run_command("make kernel BOARD=x86_64")

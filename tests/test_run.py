@@ -15,11 +15,11 @@ import subprocess
 
 import pytest
 
-from conftest import FWEMBED, HARNESS, PYTHON, ROOT, make, run_command
+from conftest import FWEMBED, HARNESS, PYTHON, ROOT, build_group, make, run_command
 from fwembedlib import emit
 from fwembedlib.manifest import read as read_manifest
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, build_group("versatile")]
 VMLINUX = ROOT / "build" / "versatile" / "linux" / "vmlinux"
 PASS_RE = re.compile(r"^  PASS  ", re.M)
 GENERATED_AS_RE = re.compile(r"^  AS\s+drivers/base/firmware_loader/builtin/generated/(\S+)$",
@@ -305,6 +305,7 @@ def test_bad_firmware_list_stops_make_run(tmp_path):
     shutil.rmtree(ROOT / "build" / "broken", ignore_errors=True)
 
 
+@build_group("virt64")
 def test_16_mib_entry_verifies_on_virt64(tmp_path):
     """One 16 MiB entry is requested whole, into a buffer and in part, and
     verified, on a board with the RAM for it (virt64, 256 MiB)."""

@@ -26,7 +26,8 @@ import subprocess
 
 import pytest
 
-from conftest import CHECK_KERNELS, DEFAULT_KERNEL, FWEMBED, HARNESS, PYTHON, ROOT, make
+from conftest import (CHECK_KERNELS, DEFAULT_KERNEL, FWEMBED, HARNESS, PYTHON, ROOT, build_group,
+                      make)
 from fwembedlib.board import load_board
 from fwharness.qemu import qemu_command
 from test_patches import series
@@ -162,7 +163,9 @@ def is_kconfig(path):
     return path.rpartition("/")[2].startswith("Kconfig")
 
 
-@pytest.fixture(scope="module", params=CHECK_KERNELS)
+# In the x86_64 board's group, after its build, whose objects ccache serves.
+@pytest.fixture(scope="module", params=[pytest.param(k, marks=build_group("x86_64", k), id=k)
+                                        for k in CHECK_KERNELS])
 def series_run(request):
     run = SeriesRun(kernel=request.param)
     assert make("deps", f"KERNEL={run.kernel}").returncode == 0
