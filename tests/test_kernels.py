@@ -20,7 +20,8 @@ def fake_tree(tmp_path, version, patchlevel):
     return tree
 
 
-@pytest.mark.parametrize("kernel", [pytest.param(k, marks=build_group("virt64", k)) for k in KERNELS])
+@pytest.mark.parametrize("kernel", [pytest.param(k, marks=build_group("virt64", k))
+                                    for k in KERNELS])
 def test_kernel_picks_its_tree_series_and_build_directory(kernel):
     """make -n shows each kernel's own tree and series, and a build directory
     that the default kernel's does not collide with."""
@@ -119,7 +120,8 @@ OTHER_BOARD_BOOTS = [(kernel, board.name) for kernel in CHECK_KERNELS if kernel 
 def test_board_boots_on_the_kernel_with_every_entry_verified(kernel, board):
     """make run BOARD=board KERNEL=kernel passes every check, the loader's
     FW_LOADER_DEBUG digest of every entry among them, and of every file the
-    board builds in through CONFIG_EXTRA_FIRMWARE (x86_64's). A U-Boot board's kernel adds the dynamic debug parameters to
-    its boot script's command line itself."""
+    board builds in through CONFIG_EXTRA_FIRMWARE (x86_64's). A U-Boot
+    board's kernel adds the dynamic debug parameters to its boot script's
+    command line itself."""
     stdout, manifest = boots_with_every_entry_verified(board, kernel)
     assert sorted(loader_digest_names(stdout)) == built_in_names(board, kernel, manifest)
