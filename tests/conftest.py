@@ -57,10 +57,13 @@ def snapshot(folder):
 def make_env(**settings):
     """The environment for a make of its own: not a sub-make of 'make check'
     (whose MAKEFLAGS would leak in, and whose MAKELEVEL would make it print
-    'Entering directory' lines)."""
+    'Entering directory' lines), nor given the settings that only make check
+    reads, which make puts in its commands' environment when its command
+    line sets them ('make check CHECK_WORKERS=0')."""
     env = dict(os.environ, **settings)
-    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
-        env.pop(name, None)
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CHECK_KERNELS", "CHECK_WORKERS"):
+        if name not in settings:
+            env.pop(name, None)
     return env
 
 
@@ -121,15 +124,20 @@ def kernel_tree():
 # one worker, in the order collected. A test without a group uses only its
 # own files, or the kernel trees, which scripts/prepare-kernel makes under a
 # lock.
+def out_name(board, kernel=DEFAULT_KERNEL):
+    """make's build folder name for the board on the kernel: build/<board>,
+    build/<board>-<kernel> on another kernel than the default."""
+    return board if kernel == DEFAULT_KERNEL else f"{board}-{kernel}"
+
+
 def build_group(board, kernel=DEFAULT_KERNEL):
-    """The xdist group of tests that share build/<board> (build/<board>-<kernel>
-    on another kernel than the default), as make names that folder."""
-    return pytest.mark.xdist_group(board if kernel == DEFAULT_KERNEL else f"{board}-{kernel}")
+    """The xdist group of the tests that share the board's build folder."""
+    return pytest.mark.xdist_group(out_name(board, kernel))
 
 
-def on_board(board, kernel=DEFAULT_KERNEL):
+def on_board(board):
     """A parameter naming a board, in that board's build group."""
-    return pytest.param(board, marks=build_group(board, kernel), id=board)
+    return pytest.param(board, marks=build_group(board), id=board)
 
 
 # Groups in the order workers start them, the longest first, so that the two
@@ -144,21 +152,19 @@ LONGEST_GROUPS_FIRST = ("x86_64", "versatile", "x86_64-6.12", "virt64", "own-ker
                         "virt-uboot", "vexpress-a9", "virt64-6.12")
 
 
-def group_of(item):
+def group_rank(item):
+    """LONGEST_GROUPS_FIRST's place of the test's group; other groups after
+    those, tests without one last."""
     mark = item.get_closest_marker("xdist_group")
-    return None if mark is None else (mark.args[0] if mark.args else mark.kwargs["name"])
+    if mark is None:
+        return len(LONGEST_GROUPS_FIRST) + 1
+    group = mark.args[0]
+    return LONGEST_GROUPS_FIRST.index(group) if group in LONGEST_GROUPS_FIRST \
+        else len(LONGEST_GROUPS_FIRST)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Order the tests by group, as LONGEST_GROUPS_FIRST gives, then other
-    groups, then the tests without one; a stable sort keeps each group's own
+    """Order the tests by group_rank(); a stable sort keeps each group's own
     order. xdist hands a worker the next group in this order when it is idle."""
-    def rank(item):
-        group = group_of(item)
-        if group is None:
-            return len(LONGEST_GROUPS_FIRST) + 1
-        if group in LONGEST_GROUPS_FIRST:
-            return LONGEST_GROUPS_FIRST.index(group)
-        return len(LONGEST_GROUPS_FIRST)
-    items.sort(key=rank)
+    items.sort(key=group_rank)

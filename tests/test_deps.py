@@ -3,7 +3,7 @@
 import re
 import subprocess
 
-from conftest import ROOT, make, make_env
+from conftest import ROOT, make
 
 
 def install_lines(*goals):
@@ -62,13 +62,8 @@ def test_make_check_fuzzes_the_generator_briefly():
 def test_make_check_runs_the_tests_side_by_side():
     """make check runs pytest on CHECK_WORKERS xdist workers (2 unless set),
     each build folder's tests on one worker (their xdist_group)."""
-    # Not the CHECK_WORKERS of a 'make check CHECK_WORKERS=n' that runs this
-    # test: make puts a command line's variables in its commands' environment.
-    env = make_env()
-    env.pop("CHECK_WORKERS", None)
     for args, workers in (((), "2"), (("CHECK_WORKERS=3",), "3")):
-        result = subprocess.run(["make", "INSTALL_DEPS=no", "-n", "check", *args], cwd=ROOT,
-                                env=env, capture_output=True, text=True, check=False)
+        result = make("-n", "check", *args)
         assert result.returncode == 0, result.stderr
         assert f" -n {workers} --dist loadgroup" in result.stdout
 

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from conftest import CHECK_KERNELS, DEFAULT_KERNEL, KERNELS, ROOT, build_group, make, run_command
+from conftest import (CHECK_KERNELS, DEFAULT_KERNEL, KERNELS, ROOT, build_group, make, out_name,
+                      run_command)
 from fwembedlib.manifest import read as read_manifest
 from fwharness import extrafw
 
@@ -64,7 +65,7 @@ def test_tree_without_a_version_is_refused(tmp_path):
 
 def board_out(board, kernel):
     """make's build directory for the board on the kernel."""
-    return BUILD / (board if kernel == DEFAULT_KERNEL else f"{board}-{kernel}")
+    return BUILD / out_name(board, kernel)
 
 
 def boots_with_every_entry_verified(board, kernel):
