@@ -157,8 +157,8 @@ QUICK_PACKAGES := $(GEN_PACKAGES) make patch cpio python3-pytest python3-hypothe
 	u-boot-tools device-tree-compiler mtools fdisk wireless-regdb
 # make check boots every board: the 64-bit one needs the arm64 cross compiler.
 # It builds one board through distccd (tests/test_distcc.py).
-CHECK_PACKAGES := $(QUICK_PACKAGES) python3-pytest-xdist python3-ply git perl libc6-dev-armel-cross qemu-system-arm \
-	$(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross distcc
+CHECK_PACKAGES := $(QUICK_PACKAGES) python3-pytest-xdist python3-ply git perl \
+	libc6-dev-armel-cross qemu-system-arm $(UBOOT_PACKAGES) gcc-aarch64-linux-gnu libc6-dev-arm64-cross distcc
 # INSTALL_DEPS=no: only check that the packages are there (the tests run
 # make so; 'make check' installed everything before they started).
 INSTALL_DEPS ?= yes

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, command_env, build_group
+from conftest import ROOT, build_group, command_env
 from doccmds import script
 
 pytestmark = [pytest.mark.kernel, build_group("own-kernel")]
