@@ -3,20 +3,20 @@
 Vendors share kernel builds between machines through distcc. With ccache
 installed, make hands distcc to ccache as its CCACHE_PREFIX, so that only
 what misses the cache is compiled remotely. The test starts Debian's
-distccd on 127.0.0.1 only and builds virt64 again through it, in a build
-directory of its own and with a build number (KBUILD_BUILD_VERSION, the
+distccd on 127.0.0.1 only and builds virt64 again through it, in the
+board's build directory, with a build number (KBUILD_BUILD_VERSION, the
 "#N" of the version string) made up for this run. Only init/version.c and
 init/version-timestamp.c spell it out, through the UTS_VERSION header that
 Kbuild writes for each, so they are the sources that no cache can hold,
-however many builds the cache has seen; distccd must compile them. The
-configuration is the board's, so the kernel's other files come straight
-from the cache that the plain virt64 build filled, and never reach the
-server. distccd's own log tells which files it compiled.
+however many builds the cache has seen; distccd must compile them. Kbuild
+compiles them again, and kernel/fork.c, whose object the test removes
+first: the configuration is unchanged, so ccache answers that one from
+the board's build, and it never reaches the server. distccd's own log
+tells which files it compiled.
 """
 
 import random
 import re
-import shutil
 import socket
 import subprocess
 
@@ -24,11 +24,12 @@ import pytest
 
 from conftest import ROOT, build_group, run_command
 
-OUT = ROOT / "build" / "virt64-distcc"
+OUT = ROOT / "build" / "virt64"
 COMPILER = "aarch64-linux-gnu-gcc"
 # A source that expands the build number (as UTS_VERSION).
 NEW_SOURCE = "init/version-timestamp.c"
-# Built the same whatever the build number.
+# Built the same whatever the build number; its object is removed, so that
+# Kbuild compiles it again and ccache answers.
 CACHED_SOURCE = "kernel/fork.c"
 
 
@@ -74,20 +75,20 @@ def test_only_cache_misses_go_to_distccd(distccd, tmp_path, monkeypatch):
     """The one source no cache can hold is compiled by distccd; a source the
     cache holds is not sent; the kernel passes every check."""
     assert run_command("make kernel BOARD=virt64").returncode == 0
+    assert run_command("rm build/virt64/linux/kernel/fork.o").returncode == 0
     port, log = distccd
-    shutil.rmtree(OUT, ignore_errors=True)
     build = random.SystemRandom().randrange(10**8, 10**9)
     monkeypatch.setenv("DISTCC_HOSTS", f"127.0.0.1:{port}/2")
     # Fail rather than compile here when the server does not answer.
     monkeypatch.setenv("DISTCC_FALLBACK", "0")
-    result = run_command("make run BOARD=virt64 OUT_NAME=virt64-distcc CC_WRAPPER=distcc "
-                         f"KBUILD_BUILD_VERSION={build}")
+    result = run_command(f"make run BOARD=virt64 CC_WRAPPER=distcc KBUILD_BUILD_VERSION={build}")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert 'CCACHE_PREFIX="distcc" make' in result.stdout
     assert re.search(r" checks passed, 0 failed", result.stdout)
     version = (OUT / "linux" / "include" / "generated" / "utsversion.h").read_text()
     assert f'#define UTS_VERSION "#{build} ' in version
     assert (OUT / "linux" / NEW_SOURCE).with_suffix(".o").exists()
+    assert (OUT / "linux" / CACHED_SOURCE).with_suffix(".o").exists()
     sources = compiled_on_server(log)
     assert any(s.endswith(NEW_SOURCE) for s in sources), why_nothing_came(sources, log)
     assert not any(s.endswith(CACHED_SOURCE) for s in sources), sources
