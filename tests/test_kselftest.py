@@ -81,6 +81,24 @@ def test_script_output_is_read_between_its_markers():
     assert runs["fw_run_tests.sh"].status is None
 
 
+def test_a_script_that_did_not_end_with_status_0_is_a_problem():
+    console = ["fwembed-kselftest: begin fw_run_tests.sh", "OK",
+               "fwembed-kselftest: end fw_run_tests.sh status=143",
+               "fwembed-kselftest: begin fw_builtin.sh", "ok 1 a",
+               "fwembed-kselftest: end fw_builtin.sh status=0"]
+    runs = kselftest.script_runs(console)
+    assert kselftest.script_problem("patched", runs["fw_run_tests.sh"]) == \
+        "patched: fw_run_tests.sh stopped after 300 s (exit status 143)"
+    assert kselftest.script_problem("patched", kselftest.ScriptRun(["x"], 1)) == \
+        "patched: fw_run_tests.sh: exit status 1"
+    unended = kselftest.script_runs(console[:2])["fw_run_tests.sh"]
+    assert kselftest.script_problem("unpatched", unended) == \
+        "unpatched: fw_run_tests.sh did not finish"
+    assert kselftest.script_problem("unpatched", None) == \
+        "unpatched: fw_run_tests.sh did not finish"
+    assert kselftest.script_problem("patched", runs["fw_builtin.sh"]) is None
+
+
 @pytest.fixture(scope="module")
 def results():
     run = run_command("make kselftest")

@@ -210,6 +210,20 @@ def side_by_side(unpatched, patched):
     return "\n".join(out)
 
 
+def script_problem(name, script_run):
+    """What is wrong with one guest's fw_run_tests.sh run, or None: it never
+    ended, or it exited non-zero (143: stopped by SCRIPT_TIMEOUT). A run
+    stopped by the timeout in both guests at the same check shows no
+    regression, so its status must be read."""
+    if script_run is None or script_run.status is None:
+        return f"{name}: fw_run_tests.sh did not finish"
+    if script_run.status == 143:
+        return f"{name}: fw_run_tests.sh stopped after {SCRIPT_TIMEOUT} s (exit status 143)"
+    if script_run.status != 0:
+        return f"{name}: fw_run_tests.sh: exit status {script_run.status}"
+    return None
+
+
 def regressions(unpatched, patched):
     """Why the patched kernel does worse: checks that pass unpatched and do
     not pass patched, and skips that differ."""
@@ -275,9 +289,8 @@ def run(args):
         problems += [f"{name}: {p}" for p in qemu_run.problems]
         scripts = script_runs(qemu_run.lines)
         fw_run = scripts.get("fw_run_tests.sh")
-        if fw_run is None or fw_run.status is None:
-            problems.append(f"{name}: fw_run_tests.sh did not finish")
-            fw_run = fw_run or ScriptRun([])
+        problems += [p for p in [script_problem(name, fw_run)] if p]
+        fw_run = fw_run or ScriptRun([])
         builtin = scripts.get("fw_builtin.sh")
         result[name] = {"fw_run_tests": {"status": fw_run.status, "checks": checks(fw_run.lines)},
                         "fw_builtin": builtin and {"status": builtin.status,
