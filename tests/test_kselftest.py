@@ -99,6 +99,26 @@ def test_a_script_that_did_not_end_with_status_0_is_a_problem():
     assert kselftest.script_problem("patched", runs["fw_builtin.sh"]) is None
 
 
+def test_a_script_run_takes_its_time_from_the_guest_uptime():
+    console = ["fwembed-kselftest: begin fw_run_tests.sh", "OK",
+               "fwembed-kselftest: end fw_run_tests.sh status=0",
+               "fwembed-kselftest: uptime fw_run_tests.sh 14.54 223.80"]
+    assert kselftest.script_runs(console)["fw_run_tests.sh"].seconds == 209.26
+    assert kselftest.script_runs(console[:3])["fw_run_tests.sh"].seconds is None
+
+
+def test_a_stopped_script_names_the_requests_still_waiting():
+    console = ["fwembed-kselftest: begin fw_run_tests.sh", "OK",
+               "fwembed-kselftest: end fw_run_tests.sh status=143",
+               "fwembed-kselftest: waiting fw_run_tests.sh test-firmware-a.bin",
+               "fwembed-kselftest: waiting fw_run_tests.sh dir!b.bin"]
+    run = kselftest.script_runs(console)["fw_run_tests.sh"]
+    assert run.lines == ["OK"]
+    assert kselftest.script_problem("unpatched", run) == \
+        "unpatched: fw_run_tests.sh stopped after 300 s (exit status 143); " \
+        "still waiting for the sysfs fallback: test-firmware-a.bin, dir!b.bin"
+
+
 @pytest.fixture(scope="module")
 def results():
     run = run_command("make kselftest")

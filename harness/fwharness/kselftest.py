@@ -78,11 +78,17 @@ mount -t debugfs debugfs /sys/kernel/debug
 cd /kselftest/firmware
 for script in {' '.join(SCRIPTS)}; do
 	[ -x $script ] || continue
+	start=$(cut -d' ' -f1 /proc/uptime)
 	FW_BUILTIN_LISTING=/{LISTING} timeout {SCRIPT_TIMEOUT} ./$script >/tmp/$script.out 2>&1
 	status=$?
 	echo "{MARK} begin $script"
 	cat /tmp/$script.out
 	echo "{MARK} end $script status=$status"
+	echo "{MARK} uptime $script $start $(cut -d' ' -f1 /proc/uptime)"
+	# The requests the sysfs fallback still waited for when the script was
+	# stopped: the one it was at, or one that never ends.
+	[ $status -eq 0 ] || ls /sys/class/firmware | grep -vx timeout | \
+		sed "s|^|{MARK} waiting $script |"
 done
 reboot -f
 """
@@ -137,6 +143,11 @@ class ScriptRun:
 
     lines: list
     status: int = None
+    # The firmware requests the sysfs fallback still waited for when the
+    # script ended non-zero, as /sys/class/firmware names them.
+    waiting: list = dataclasses.field(default_factory=list)
+    # How long it ran, by the guest's clock (/proc/uptime).
+    seconds: float = None
 
 
 def script_runs(console_lines, mark=MARK):
@@ -146,9 +157,15 @@ def script_runs(console_lines, mark=MARK):
     current = None
     begin = re.compile(rf"^{mark} begin (\S+)$")
     end = re.compile(rf"^{mark} end (\S+) status=(\d+)$")
+    waiting = re.compile(rf"^{mark} waiting (\S+) (.+)$")
+    uptime = re.compile(rf"^{mark} uptime (\S+) (\d+\.\d+) (\d+\.\d+)$")
     for raw in console_lines:
         line = raw.rstrip("\r\n")
-        if m := begin.match(line):
+        if (m := waiting.match(line)) and m.group(1) in runs:
+            runs[m.group(1)].waiting.append(m.group(2))
+        elif (m := uptime.match(line)) and m.group(1) in runs:
+            runs[m.group(1)].seconds = round(float(m.group(3)) - float(m.group(2)), 2)
+        elif m := begin.match(line):
             current = runs.setdefault(m.group(1), ScriptRun([]))
         elif (m := end.match(line)) and current is not None:
             current.status = int(m.group(2))
@@ -221,11 +238,15 @@ def script_problem(guest, script_run, script="fw_run_tests.sh"):
     if script_run is None or script_run.status is None:
         return f"{guest}: {script} did not finish"
     if script_run.status == STOPPED_STATUS:
-        return f"{guest}: {script} stopped after {SCRIPT_TIMEOUT} s " \
-               f"(exit status {STOPPED_STATUS})"
-    if script_run.status != 0:
-        return f"{guest}: {script}: exit status {script_run.status}"
-    return None
+        problem = f"{guest}: {script} stopped after {SCRIPT_TIMEOUT} s " \
+                  f"(exit status {STOPPED_STATUS})"
+    elif script_run.status != 0:
+        problem = f"{guest}: {script}: exit status {script_run.status}"
+    else:
+        return None
+    if script_run.waiting:
+        problem += "; still waiting for the sysfs fallback: " + ", ".join(script_run.waiting)
+    return problem
 
 
 def regressions(unpatched, patched):
@@ -300,7 +321,8 @@ def run(args):
             found.append(script_problem(name, builtin, "fw_builtin.sh"))
         problems += [p for p in found if p]
         fw_run = fw_run or ScriptRun([])
-        result[name] = {"fw_run_tests": {"status": fw_run.status, "checks": checks(fw_run.lines)},
+        result[name] = {"fw_run_tests": {"status": fw_run.status, "seconds": fw_run.seconds,
+                                         "checks": checks(fw_run.lines)},
                         "fw_builtin": builtin and {"status": builtin.status,
                                                    "tap": builtin.lines,
                                                    "results": tap_results(builtin.lines)},
@@ -323,6 +345,9 @@ def run(args):
     p_pass = sum(r == "pass" for _, r in patched)
     skips = sum(r == "skip" for _, r in patched)
     tap = [r for _, r in builtin["results"]] if builtin else []
+    took = [result[g]["fw_run_tests"]["seconds"] for g in ("unpatched", "patched")]
+    print(f"fw_run_tests.sh took {took[0]} s unpatched, {took[1]} s patched "
+          f"(stopped, if still running, at {SCRIPT_TIMEOUT} s)")
     print(f"{board.name}: fw_run_tests.sh: {u_pass} checks pass unpatched, {p_pass} patched, "
           f"{skips} skipped; fw_builtin.sh: {tap.count('pass')} passed, "
           f"{tap.count('skip')} skipped, {tap.count('fail')} failed; "
