@@ -486,7 +486,7 @@ bench: tree
 # Stress tests. The sanitizer kernel of stress/vexpress-a9 (KASAN, kmemleak,
 # lockdep, debug objects, DEBUG_VM, fault injection), vexpress-a9's kernel
 # otherwise, boots with stress/init.c, which runs the fw_builtin_stress test
-# of patch 0011 (STRESS_THREADS kernel threads of STRESS_CYCLES cycles each)
+# of patch 0016 (STRESS_THREADS kernel threads of STRESS_CYCLES cycles each)
 # and its fault injection test, then a kmemleak scan; stress/kernel_stress.py
 # judges the console. Then the generator is fuzzed with 10,000 Hypothesis
 # examples per test.

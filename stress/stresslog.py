@@ -1,6 +1,6 @@
 """Reading the console log of a "make stress" boot.
 
-The sanitizer kernel runs fw_builtin_stress (kernel patch 0011), driven by
+The sanitizer kernel runs fw_builtin_stress (kernel patch 0016), driven by
 stress/init.c. What counts, and what this module finds in the log:
 
 - Sanitizer and kernel reports, each counted once by the line that starts

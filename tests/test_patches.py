@@ -17,6 +17,7 @@ SUBJECT_RE = re.compile(r"(firmware_loader(: builtin)?|Documentation: firmware|s
 UPSTREAM_COMMITS = {
     "f7a07f7b9603": "firmware_loader: fix pre-allocated buf built-in firmware use",
     "59cdb23ca2df": "firmware: Add request_partial_firmware_into_buf()",
+    "c92316bf8e94": "test_firmware: add batched firmware tests",
 }
 
 
@@ -86,10 +87,18 @@ def test_fixes_come_first_and_name_upstream_commits(kernel):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_test_only_patches_come_last(kernel):
-    """Production patches first; the self-tests, benchmark and stress test last."""
-    kinds = ["test" if re.search(r"self-test|benchmark|stress test|KUnit|^selftests: ", subject(p))
-             else "production" for p in series(kernel)]
+    """Fixes first (a fix to a selftest too), then production patches; the
+    self-tests, benchmark and stress test last."""
+    def kind(patch):
+        if re.search(r"^Fixes: ", header(patch), re.M):
+            return "fix"
+        if re.search(r"self-test|benchmark|stress test|KUnit|^selftests: ", subject(patch)):
+            return "test"
+        return "production"
+    kinds = [kind(p) for p in series(kernel)]
+    # The three kinds sort in the order the series must have.
     assert kinds == sorted(kinds), list(zip(kinds, map(subject, series(kernel))))
+    assert {"fix", "production", "test"} == set(kinds)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

@@ -11,7 +11,7 @@ configuration, where the loader is built in, with every
 option the series adds (KUnit tests, lookup bench, stress file) and an
 in-tree CONFIG_EXTRA_FIRMWARE file beside a generated table. x86 is where
 most CONFIG_EXTRA_FIRMWARE users are, and its small configuration keeps
-sixteen builds cheap; the boards' tests boot the series on ARM. The final
+seventeen patches cheap to build; the boards' tests boot the series on ARM. The final
 kernel, booted in QEMU, shows that both kinds of built-in firmware load
 side by side. Last, x86_64 tinyconfig builds the loader's directory with the
 loader built in, as a module, and left out.
