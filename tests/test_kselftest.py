@@ -9,6 +9,7 @@ the scripts print them.
 """
 
 import json
+import subprocess
 
 import pytest
 
@@ -117,6 +118,35 @@ def test_a_stopped_script_names_the_requests_still_waiting():
     assert kselftest.script_problem("unpatched", run) == \
         "unpatched: fw_run_tests.sh stopped after 300 s (exit status 143); " \
         "still waiting for the sysfs fallback: test-firmware-a.bin, dir!b.bin"
+
+
+def test_both_guests_get_the_patched_trees_scripts(tmp_path):
+    """The unpatched guest's initramfs holds the scripts its own tree has,
+    with the patched tree's content, and not the scripts the series adds."""
+    userland = tmp_path / "userland"
+    for source, _ in kselftest.USERLAND:
+        (userland / source).parent.mkdir(parents=True, exist_ok=True)
+        (userland / source).write_bytes(b"ELF")
+    trees = {}
+    for name, scripts in (("unpatched", {"fw_filesystem.sh": "racy\n"}),
+                          ("patched", {"fw_filesystem.sh": "fixed\n", "fw_builtin.sh": "new\n"})):
+        selftests = tmp_path / name / kselftest.SELFTESTS
+        selftests.mkdir(parents=True)
+        for script, text in scripts.items():
+            (selftests / script).write_text(text)
+        trees[name] = tmp_path / name
+    (tmp_path / "fw_namespace").write_bytes(b"ELF")
+    image = tmp_path / "initramfs.cpio"
+    image.write_bytes(kselftest.initramfs(userland, trees["unpatched"], tmp_path / "fw_namespace",
+                                          scripts_tree=trees["patched"]))
+    listed = subprocess.run(["cpio", "-it", "--quiet"], stdin=image.open("rb"),
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert "kselftest/firmware/fw_filesystem.sh" in listed
+    assert "kselftest/firmware/fw_builtin.sh" not in listed
+    script = subprocess.run(["cpio", "-i", "--to-stdout", "--quiet",
+                             "kselftest/firmware/fw_filesystem.sh"], stdin=image.open("rb"),
+                            capture_output=True, text=True, check=True).stdout
+    assert script == "fixed\n"
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,9 @@ The guest's initramfs holds a Debian user space of the board's architecture
 the scripts use with options busybox lacks; and the C library they need) and a zgrep of
 our own (ZGREP, below), unpacked by
 scripts/fetch-debs, and a kernel tree's tools/testing/selftests/firmware
-with fw_namespace built for the guest. Its init runs fw_run_tests.sh, then
+with fw_namespace built for the guest: the files the guest's own tree
+has, as the patched tree has them, so that both guests run the same
+scripts. Its init runs fw_run_tests.sh, then
 fw_builtin.sh when the tree has it, each into a file, and prints each
 output between marker lines, so that kernel messages do not land inside
 the scripts' lines.
@@ -119,15 +121,17 @@ def userland_files(userland_root, pairs):
             for source, dest in pairs}
 
 
-def initramfs(userland_root, tree, fw_namespace, listing=None):
-    """The guest's initramfs (newc bytes): user space, the tree's firmware
-    selftests and fw_namespace, the init above, and the listing if any."""
+def initramfs(userland_root, tree, fw_namespace, listing=None, scripts_tree=None):
+    """The guest's initramfs (newc bytes): user space, the firmware
+    selftests that ``tree`` has, as ``scripts_tree`` (default: ``tree``)
+    has them, fw_namespace, the init above, and the listing if any."""
     files = userland_files(userland_root, USERLAND)
     selftests = pathlib.Path(tree) / SELFTESTS
+    scripts = pathlib.Path(scripts_tree or tree) / SELFTESTS
     for path in sorted(selftests.iterdir()):
         if path.suffix == ".sh" or path.name in ("config", "settings"):
             mode = 0o100755 if path.suffix == ".sh" else 0o100644
-            files[f"kselftest/firmware/{path.name}"] = (mode, path.read_bytes())
+            files[f"kselftest/firmware/{path.name}"] = (mode, (scripts / path.name).read_bytes())
     files["kselftest/firmware/fw_namespace"] = (0o100755, pathlib.Path(fw_namespace).read_bytes())
     files["init"] = (0o100755, INIT.encode())
     files["bin/zgrep"] = (0o100755, ZGREP.encode())
@@ -275,13 +279,14 @@ def tap_results(lines):
     return results
 
 
-def prepare(board, tree, userland, listing, out, name):
-    """Build fw_namespace and the initramfs for one kernel; return its path."""
+def prepare(board, tree, scripts_tree, userland, listing, out, name):
+    """Build fw_namespace and the initramfs for one kernel, with the
+    selftests of its tree as scripts_tree has them; return its path."""
     fw_namespace = out / f"fw_namespace-{name}"
-    build_fw_namespace(tree, fw_namespace, board.settings["cross_compile"])
+    build_fw_namespace(scripts_tree, fw_namespace, board.settings["cross_compile"])
     image = out / f"initramfs-{name}.cpio"
     print(f"  CPIO    {image}", flush=True)
-    atomic.write_file(image, initramfs(userland, tree, fw_namespace, listing))
+    atomic.write_file(image, initramfs(userland, tree, fw_namespace, listing, scripts_tree))
     return image
 
 
@@ -293,8 +298,11 @@ def run(args):
     kernels = {"unpatched": (args.unpatched_kernel, args.unpatched_dtb, args.unpatched_tree),
                "patched": (args.patched_kernel, args.patched_dtb, args.patched_tree)}
     boots = {}
+    # Both kernels run the same scripts: the patched tree's, which carry the
+    # series' fixes to them. The unpatched guest gets those its own tree
+    # has, so not fw_builtin.sh, which the series adds.
     for name, (kernel, dtb, tree) in kernels.items():
-        image = prepare(board, tree, args.userland, listing, out, name)
+        image = prepare(board, tree, args.patched_tree, args.userland, listing, out, name)
         boots[name] = qemu_command(board, kernel, dtb or "", initrd=image)
     runs = {}
 
