@@ -89,7 +89,7 @@ def test_a_script_that_did_not_end_with_status_0_is_a_problem():
                "fwembed-kselftest: end fw_builtin.sh status=0"]
     runs = kselftest.script_runs(console)
     assert kselftest.script_problem("patched", runs["fw_run_tests.sh"]) == \
-        "patched: fw_run_tests.sh stopped after 300 s (exit status 143)"
+        "patched: fw_run_tests.sh stopped after 600 s (exit status 143)"
     assert kselftest.script_problem("patched", kselftest.ScriptRun(["x"], 1)) == \
         "patched: fw_run_tests.sh: exit status 1"
     unended = kselftest.script_runs(console[:2])["fw_run_tests.sh"]
@@ -116,7 +116,7 @@ def test_a_stopped_script_names_the_requests_still_waiting():
     run = kselftest.script_runs(console)["fw_run_tests.sh"]
     assert run.lines == ["OK"]
     assert kselftest.script_problem("unpatched", run) == \
-        "unpatched: fw_run_tests.sh stopped after 300 s (exit status 143); " \
+        "unpatched: fw_run_tests.sh stopped after 600 s (exit status 143); " \
         "still waiting for the sysfs fallback: test-firmware-a.bin, dir!b.bin"
 
 

@@ -96,8 +96,9 @@ def add_kselftest(sub):
                     help="fw_builtin.sh checks every built-in entry against it")
     ks.add_argument("--out", metavar="DIR", required=True,
                     help="where the initramfs, console logs and results.json go")
-    ks.add_argument("--timeout", type=float, default=900,
-                    help="seconds each guest may take (default 900)")
+    ks.add_argument("--timeout", type=float, default=1500,
+                    help="seconds each guest may take (default 1500: both scripts' "
+                         "600 s guards, and the boot)")
     ks.set_defaults(func=run_kselftest)
 
 
