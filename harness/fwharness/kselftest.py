@@ -281,17 +281,6 @@ def tap_results(lines):
     return results
 
 
-def prepare(board, tree, scripts_tree, userland, listing, out, name):
-    """Build fw_namespace and the initramfs for one kernel, with the
-    selftests of its tree as scripts_tree has them; return its path."""
-    fw_namespace = out / f"fw_namespace-{name}"
-    build_fw_namespace(scripts_tree, fw_namespace, board.settings["cross_compile"])
-    image = out / f"initramfs-{name}.cpio"
-    print(f"  CPIO    {image}", flush=True)
-    atomic.write_file(image, initramfs(userland, tree, fw_namespace, listing, scripts_tree))
-    return image
-
-
 def run(args):
     board = load_board(args.board)
     out = pathlib.Path(args.out)
@@ -299,12 +288,18 @@ def run(args):
     listing = listing_from_manifest(read_manifest(args.manifest))
     kernels = {"unpatched": (args.unpatched_kernel, args.unpatched_dtb, args.unpatched_tree),
                "patched": (args.patched_kernel, args.patched_dtb, args.patched_tree)}
+    # Both kernels run the same programs: the patched tree's scripts, which
+    # carry the series' fixes to them, and one fw_namespace. The unpatched
+    # guest gets the scripts its own tree has, so not fw_builtin.sh, which
+    # the series adds.
+    fw_namespace = out / "fw_namespace"
+    build_fw_namespace(args.patched_tree, fw_namespace, board.settings["cross_compile"])
     boots = {}
-    # Both kernels run the same scripts: the patched tree's, which carry the
-    # series' fixes to them. The unpatched guest gets those its own tree
-    # has, so not fw_builtin.sh, which the series adds.
     for name, (kernel, dtb, tree) in kernels.items():
-        image = prepare(board, tree, args.patched_tree, args.userland, listing, out, name)
+        image = out / f"initramfs-{name}.cpio"
+        print(f"  CPIO    {image}", flush=True)
+        atomic.write_file(image, initramfs(args.userland, tree, fw_namespace, listing,
+                                           args.patched_tree))
         boots[name] = qemu_command(board, kernel, dtb or "", initrd=image)
     runs = {}
 
