@@ -58,7 +58,7 @@ def test_unknown_setting_has_line(board):
 def test_board_prints_settings(board):
     """fwembed board prints the checked settings."""
     result = run_fwembed("board", board)
-    assert "defconfig = versatile_defconfig\n" in result.stdout
+    assert "defconfig = allnoconfig\n" in result.stdout
 
 
 def test_dropped_options_are_named(tmp_path):
@@ -195,7 +195,7 @@ def test_make_reads_the_values_back_verbatim(board, board_vars):
 
 def test_indented_setting_is_read_alike_by_python_and_make(board, board_vars):
     """Blanks before a key are ignored, by fwembed board and by make, which reads its output."""
-    edit_cfg(board, "defconfig = versatile_defconfig", "   defconfig = indented_defconfig")
+    edit_cfg(board, "defconfig = allnoconfig", "   defconfig = indented_defconfig")
     assert load_board(board).settings["defconfig"] == "indented_defconfig"
     assert board_vars("DEFCONFIG") == ["indented_defconfig"]
 
