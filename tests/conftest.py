@@ -143,9 +143,10 @@ def on_board(board):
 # Groups in the order workers start them, the longest first, so that the two
 # longest run side by side and the quick tests fill the gaps at the end. In a
 # run of make check on two workers (fresh clone, ccache warm), the tests of
-# x86_64's group took 2,157 s (the series patch by patch, the reproducible
-# build) and versatile's 1,960 s (about twenty boots and make kselftest's
-# unpatched build); virt64's 687 s, own-kernel's 404 s, each other under 240 s.
+# x86_64's group took 2,157 s (the series patch by patch, and a reproducible
+# build that is now a rebuild in virt64's group) and versatile's 1,960 s
+# (about twenty boots and make kselftest's unpatched build); virt64's 687 s,
+# own-kernel's 404 s, each other under 240 s.
 # With 6.12 in CHECK_KERNELS, x86_64-6.12's group builds the 6.12 series: it
 # comes third, by the same measure as x86_64's (not measured on its own).
 LONGEST_GROUPS_FIRST = ("x86_64", "versatile", "x86_64-6.12", "virt64", "own-kernel",
