@@ -21,8 +21,10 @@ import dataclasses
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -86,8 +88,18 @@ class SeriesRun:
         return self.dir / "extra"
 
 
+# Each command this module runs, with the seconds it took: where
+# test_series' minutes go.
+TIMES_LOG = ROOT / "build" / "series-times.log"
+
+
 def sh(cmd, cwd, **kw):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, **kw)
+    start = time.monotonic()
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, **kw)
+    TIMES_LOG.parent.mkdir(exist_ok=True)
+    with open(TIMES_LOG, "a", encoding="utf-8") as log:
+        log.write(f"{time.monotonic() - start:8.2f} s  {shlex.join(map(str, cmd))}\n")
+    return result
 
 
 def kmake(tree, out, *targets):
@@ -168,12 +180,15 @@ def is_kconfig(path):
                                         for k in CHECK_KERNELS])
 def series_run(request):
     run = SeriesRun(kernel=request.param)
+    if run.kernel == CHECK_KERNELS[0]:
+        TIMES_LOG.unlink(missing_ok=True)  # a log of this run's commands only
     assert make("deps", f"KERNEL={run.kernel}").returncode == 0
     shutil.rmtree(run.dir, ignore_errors=True)
     tree, out = run.tree, run.out
     tree.mkdir(parents=True)
-    subprocess.run(["tar", "-C", tree, "--strip-components=1", "-xf",
-                    f"/usr/src/linux-source-{run.kernel}.tar.xz"], check=True)
+    extracted = sh(["tar", "-C", tree, "--strip-components=1", "-xf",
+                    f"/usr/src/linux-source-{run.kernel}.tar.xz"], ROOT)
+    assert extracted.returncode == 0, extracted.stderr
     git = ["git", "-c", "user.name=fwembed test", "-c", "user.email=test@fwembed.invalid"]
     for cmd in (["git", "init", "-q"], ["git", "add", "-f", "-A"],
                 git + ["commit", "-q", "-m", "base"], ["git", "tag", "base"]):
