@@ -67,7 +67,7 @@ def sh_blocks(mark=None):
     return [b for b in blocks() if b.lang == "sh" and (mark is None or b.mark == mark)]
 
 
-def script(page_name):
+def doc_script(page_name):
     """The text of the one 'doc-test: script' block of docs/PAGE_NAME."""
     found = [b for b in sh_blocks("script") if b.page.name == page_name]
     assert len(found) == 1, f"{page_name}: expected one doc-test script block"

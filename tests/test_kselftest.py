@@ -137,8 +137,8 @@ def test_both_guests_get_the_patched_trees_scripts(tmp_path):
         trees[name] = tmp_path / name
     (tmp_path / "fw_namespace").write_bytes(b"ELF")
     image = tmp_path / "initramfs.cpio"
-    image.write_bytes(kselftest.initramfs(userland, trees["unpatched"], tmp_path / "fw_namespace",
-                                          scripts_tree=trees["patched"]))
+    image.write_bytes(kselftest.initramfs(userland, trees["unpatched"], trees["patched"],
+                                          tmp_path / "fw_namespace"))
     listed = subprocess.run(["cpio", "-it", "--quiet"], stdin=image.open("rb"),
                             capture_output=True, text=True, check=True).stdout.split()
     assert "kselftest/firmware/fw_filesystem.sh" in listed

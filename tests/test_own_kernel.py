@@ -14,18 +14,13 @@ import subprocess
 import pytest
 
 from conftest import ROOT, build_group, command_env
-from doccmds import script
+from doccmds import doc_script
 
 pytestmark = [pytest.mark.kernel, build_group("own-kernel")]
 HOME = ROOT / "build" / "own-kernel"
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 # The compiler the page builds with, wrapped to call ccache.
 COMPILER = "gcc"
-
-
-def doc_script(page):
-    """The page's one 'doc-test: script' block."""
-    return script(page)
 
 
 def sh(cmd, cwd):

@@ -18,7 +18,7 @@ import pytest
 
 from asmlink import assemble_and_link
 from conftest import ROOT, build_group, run_command, run_fwembed, write_list
-from doccmds import script as doc_script
+from doccmds import doc_script
 from fwembedlib import emit
 
 # Outputs that name their own location, so they differ by design: the make

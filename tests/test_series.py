@@ -96,7 +96,6 @@ TIMES_LOG = ROOT / "build" / "series-times.log"
 def sh(cmd, cwd, **kw):
     start = time.monotonic()
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, **kw)
-    TIMES_LOG.parent.mkdir(exist_ok=True)
     with open(TIMES_LOG, "a", encoding="utf-8") as log:
         log.write(f"{time.monotonic() - start:8.2f} s  {shlex.join(map(str, cmd))}\n")
     return result
@@ -180,6 +179,7 @@ def is_kconfig(path):
                                         for k in CHECK_KERNELS])
 def series_run(request):
     run = SeriesRun(kernel=request.param)
+    TIMES_LOG.parent.mkdir(exist_ok=True)
     if run.kernel == CHECK_KERNELS[0]:
         TIMES_LOG.unlink(missing_ok=True)  # a log of this run's commands only
     assert make("deps", f"KERNEL={run.kernel}").returncode == 0

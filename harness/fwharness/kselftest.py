@@ -123,13 +123,13 @@ def userland_files(userland_root, pairs):
             for source, dest in pairs}
 
 
-def initramfs(userland_root, tree, fw_namespace, listing=None, scripts_tree=None):
+def initramfs(userland_root, tree, scripts_tree, fw_namespace, listing=None):
     """The guest's initramfs (newc bytes): user space, the firmware
-    selftests that ``tree`` has, as ``scripts_tree`` (default: ``tree``)
-    has them, fw_namespace, the init above, and the listing if any."""
+    selftests that ``tree`` has, as ``scripts_tree`` has them, fw_namespace,
+    the init above, and the listing if any."""
     files = userland_files(userland_root, USERLAND)
     selftests = pathlib.Path(tree) / SELFTESTS
-    scripts = pathlib.Path(scripts_tree or tree) / SELFTESTS
+    scripts = pathlib.Path(scripts_tree) / SELFTESTS
     for path in sorted(selftests.iterdir()):
         if path.suffix == ".sh" or path.name in ("config", "settings"):
             mode = 0o100755 if path.suffix == ".sh" else 0o100644
@@ -298,8 +298,8 @@ def run(args):
     for name, (kernel, dtb, tree) in kernels.items():
         image = out / f"initramfs-{name}.cpio"
         print(f"  CPIO    {image}", flush=True)
-        atomic.write_file(image, initramfs(args.userland, tree, fw_namespace, listing,
-                                           args.patched_tree))
+        atomic.write_file(image, initramfs(args.userland, tree, args.patched_tree,
+                                           fw_namespace, listing))
         boots[name] = qemu_command(board, kernel, dtb or "", initrd=image)
     runs = {}
 
