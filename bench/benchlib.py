@@ -100,7 +100,7 @@ def kmake(out, *targets, jobs=None):
            f"CROSS_COMPILE={CROSS}"]
     if shutil.which("ccache"):
         prefix = os.path.relpath(TREE, out)
-        cmd += [f"CC=ccache {CROSS}gcc", f"KCPPFLAGS=-fmacro-prefix-map={prefix}/="]
+        cmd += [f"CC=ccache {CROSS}gcc", "HOSTCC=ccache gcc", f"KCPPFLAGS=-fmacro-prefix-map={prefix}/="]
     return cmd + [f"-j{jobs or cpu_jobs()}", *targets]
 
 

@@ -106,7 +106,7 @@ def kmake(tree, out, *targets):
     ccache = []
     if shutil.which("ccache"):
         # As the Makefile does, so that a cold run compiles most objects once.
-        ccache = [f"CC=ccache {cross}gcc",
+        ccache = [f"CC=ccache {cross}gcc", "HOSTCC=ccache gcc",
                   f"KCPPFLAGS=-fmacro-prefix-map={os.path.relpath(tree, out)}/="]
     env = dict(os.environ, CCACHE_BASEDIR=str(ROOT), KBUILD_BUILD_TIMESTAMP="fwembed",
                KBUILD_BUILD_USER="fwembed", KBUILD_BUILD_HOST="fwembed")
