@@ -131,7 +131,7 @@ ccache-prefix-map = KCPPFLAGS="$(strip -fmacro-prefix-map=$(shell realpath -m --
 CC_WRAPPER ?=
 kernel-cc = $(if $(CCACHE),ccache $(BOARD_CROSS_COMPILE)gcc,$(if $(CC_WRAPPER),$(CC_WRAPPER) $(BOARD_CROSS_COMPILE)gcc))
 # The host programs that Kbuild compiles first in every new build directory
-# (fixdep, kconfig, modpost, dtc, objtool) go through ccache too: they were
+# (kconfig, modpost, dtc, objtool) go through ccache too: they were
 # a third or more of the processor time of a tinyconfig build of the loader's
 # directory (38.5 and 42.8 s without, 25.1 s with).
 host-cc = $(if $(CCACHE),ccache gcc)
