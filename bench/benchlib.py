@@ -101,6 +101,8 @@ def kmake(out, *targets, jobs=None):
     if shutil.which("ccache"):
         prefix = os.path.relpath(TREE, out)
         cmd += [f"CC=ccache {CROSS}gcc", "HOSTCC=ccache gcc", f"KCPPFLAGS=-fmacro-prefix-map={prefix}/="]
+    if shutil.which(f"{CROSS}gcc-nm"):
+        cmd.append(f"NM={CROSS}gcc-nm")
     return cmd + [f"-j{jobs or cpu_jobs()}", *targets]
 
 

@@ -4,10 +4,12 @@ clean Linux 6.1 git tree, the table generated, the options set, the kernel built
 The script runs with HOME set to build/own-kernel, laid out as the page
 assumes: ~/src/linux is a fresh git tree of Debian's linux-source-6.1, and
 ~/src/fwembed this repository. A compiler wrapper that calls ccache
-comes first in PATH, so that a second run builds from the cache; the
-script itself does not know about it.
+comes first in PATH, so that a second run builds from the cache, and an nm
+that loads GCC's plugin only, as the Makefile's NM does; the script itself
+does not know about them.
 """
 
+import pathlib
 import shutil
 import subprocess
 
@@ -47,6 +49,15 @@ def home():
         wrapper = bindir / COMPILER
         wrapper.write_text(f'#!/bin/sh\nexec ccache /usr/bin/{COMPILER} "$@"\n')
         wrapper.chmod(0o755)
+    # nm with GCC's plugin only, as gcc-nm runs it (the Makefile's NM): not
+    # also the LLVM plugin that clang installs, which costs 80 ms a call, and
+    # 6.1 calls nm on every object it compiles.
+    plugin = subprocess.run([COMPILER, "-print-file-name=liblto_plugin.so"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    if pathlib.Path(plugin).is_absolute():
+        nm = bindir / "nm"
+        nm.write_text(f'#!/bin/sh\nexec /usr/bin/nm --plugin {plugin} "$@"\n')
+        nm.chmod(0o755)
     return HOME
 
 

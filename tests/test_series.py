@@ -103,17 +103,19 @@ def sh(cmd, cwd, **kw):
 
 def kmake(tree, out, *targets):
     cross = BOARD.settings["cross_compile"]
-    ccache = []
+    tools = []
     if shutil.which("ccache"):
         # As the Makefile does, so that a cold run compiles most objects once.
-        ccache = [f"CC=ccache {cross}gcc", "HOSTCC=ccache gcc",
-                  f"KCPPFLAGS=-fmacro-prefix-map={os.path.relpath(tree, out)}/="]
+        tools = [f"CC=ccache {cross}gcc", "HOSTCC=ccache gcc",
+                 f"KCPPFLAGS=-fmacro-prefix-map={os.path.relpath(tree, out)}/="]
+    if shutil.which(f"{cross}gcc-nm"):
+        tools.append(f"NM={cross}gcc-nm")  # as the Makefile does: nm without LLVM's plugin
     env = dict(os.environ, CCACHE_BASEDIR=str(ROOT), KBUILD_BUILD_TIMESTAMP="fwembed",
                KBUILD_BUILD_USER="fwembed", KBUILD_BUILD_HOST="fwembed")
     env.pop("MAKEFLAGS", None)
     arch = BOARD.settings["arch"]
     return sh(["make", "-C", tree, f"O={out}", f"ARCH={arch}", f"CROSS_COMPILE={cross}",
-               *ccache, f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
+               *tools, f"-j{os.cpu_count() or 2}", *targets], cwd=tree, env=env)
 
 
 def merge_config(tree, out, defconfig, fragments, own):
