@@ -121,7 +121,7 @@ def kmake(tree, out, *targets):
 # The .config that each defconfig target (allnoconfig, tinyconfig) wrote, by
 # tree, commit and target: in one run it depends on nothing else, and the tests
 # configure the final tree of each series eight times from those two.
-# One Kconfig run costs 10 to 14 s here.
+# allnoconfig costs 10 to 14 s here, tinyconfig (three Kconfig passes) 27.
 DEFCONFIGS = {}
 
 
