@@ -3,7 +3,10 @@
 Every test runs once per kernel (6.1, and 6.12 with its own series). A
 clean tree is extracted from Debian's tarball into build/series/ (for 6.12,
 build/series-6.12/), committed,
-and the patches are applied one at a time with git am. After each one that
+and the patches are applied one at a time with git am. vmlinux is built
+first from the whole series with the x86_64 board's own configuration
+(ccache's objects of the board's build), then each patch's commit is checked
+out in turn. After each one that
 changes a file the build reads (not the documentation or the selftests),
 vmlinux is built for x86_64, configured again where a Kconfig file or the
 firmware fragment changed: the x86_64 board's allnoconfig-based
@@ -164,6 +167,38 @@ def configure(run, fragment, options=BOOT_OPTIONS):
                  fragment + options)
 
 
+# Where the x86_64 board's CONFIG_EXTRA_FIRMWARE_DIR, relative to the source
+# tree, leads from a series tree: build/series*/linux-*/../../boards.
+BOARDS_LINK = ROOT / "build" / "boards"
+
+
+def build_as_the_board(run):
+    """Build vmlinux from the whole series with the x86_64 board's own
+    configuration, as make configures it (its fragments, then
+    CONFIG_FW_LOADER_GENERATED_DIR="../fw"), before the patch by patch
+    builds. The series' build folder lies as deep below its folder as the
+    board's does below build/, so the compiler's command lines are the same,
+    and with the same configuration ccache finds each object of the board's
+    build in its direct mode. The first patch's build, after this one,
+    compiles only what the series or the configuration changes. Built
+    first, it found no other build of its configuration and ccache ran
+    the preprocessor on every file: 229.07 s for 6.12 here, the host
+    otherwise idle, against 126.30 s for this build and 18.00 s for the
+    first patch's after it."""
+    try:
+        BOARDS_LINK.symlink_to("../boards")
+    except FileExistsError:
+        pass
+    assert BOARDS_LINK.resolve() == (ROOT / "boards").resolve(), f"{BOARDS_LINK} is not ours"
+    gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", BOARD_DIR / "firmware.list",
+              "--out", run.out.parent / "fw"], ROOT)
+    assert gen.returncode == 0, gen.stderr
+    merge_config(run.tree, run.out, BOARD.settings["defconfig"], board_fragments(run.kernel),
+                 'CONFIG_FW_LOADER_GENERATED_DIR="../fw"\n')
+    result = kmake(run.tree, run.out, "vmlinux")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
 def firmware_fragment(run, fwdir):
     """The in-tree CONFIG_EXTRA_FIRMWARE file beside the generated table in fwdir."""
     return (f'CONFIG_EXTRA_FIRMWARE="{INTREE_NAME}"\n'
@@ -225,17 +260,30 @@ def series_run(request):
         gen = sh([PYTHON, FWEMBED, "gen", "-q", "--list", source, "--out", generated], ROOT)
         assert gen.returncode == 0, gen.stderr
 
-    configured = None
+    # git am applies the whole series first; then each patch's commit is
+    # checked out in turn and built, as after its own git am. Checking out
+    # rewrites the files that differ, so make sees them as new.
+    commits = []
     for patch in series(run.kernel):
         applied = sh(git + ["am", "-q", patch], tree)
         if applied.returncode != 0:
             run.builds[patch.name] = applied
+            assert sh(["git", "am", "--abort"], tree).returncode == 0
             break
         run.applied.append(patch.name)
+        commits.append(sh(["git", "rev-parse", "HEAD"], tree).stdout.strip())
+    branch = sh(["git", "symbolic-ref", "--short", "HEAD"], tree).stdout.strip()
+    if len(run.applied) == len(series(run.kernel)):
+        build_as_the_board(run)
+
+    configured = None
+    for index, (name, commit) in enumerate(zip(run.applied, commits)):
+        checkout = sh(["git", "checkout", "-q", commit], tree)
+        assert checkout.returncode == 0, checkout.stderr
         changed = sh(["git", "diff", "--name-only", "HEAD~1", "HEAD"], tree).stdout.split()
-        if len(run.applied) > 1 and not any(map(read_by_the_build, changed)):
+        if index > 0 and not any(map(read_by_the_build, changed)):
             # The tree vmlinux is built from is the previous patch's.
-            run.builds[patch.name] = run.builds[run.applied[-2]]
+            run.builds[name] = run.builds[run.applied[index - 1]]
             continue
         header = tree / "include/linux/builtin_fw.h"
         init_only = header.exists() and "builtin_fw_init_entry" in header.read_text()
@@ -243,8 +291,10 @@ def series_run(request):
         if fragment != configured or any(map(is_kconfig, changed)):
             configure(run, fragment, EVERY_OPTION)
             configured = fragment
-        run.builds[patch.name] = kmake(tree, out, "vmlinux")
-    else:
+        run.builds[name] = kmake(tree, out, "vmlinux")
+    checkout = sh(["git", "checkout", "-q", branch], tree)
+    assert checkout.returncode == 0, checkout.stderr
+    if len(run.applied) == len(series(run.kernel)):
         # The last build has every option, the KUnit suite among them: keep
         # a bootable image of it for test_kunit_suite_passes_at_boot.
         images = kmake(tree, out, "bzImage")
