@@ -283,7 +283,6 @@ def series_run(request):
     # build filled. Checking out rewrites the files that differ, so make
     # sees them as new; the objects of files that only later patches add
     # are removed.
-    commits = []
     for patch in series(run.kernel):
         applied = sh(git + ["am", "-q", patch], tree)
         if applied.returncode != 0:
@@ -292,9 +291,10 @@ def series_run(request):
             assert aborted.returncode == 0, applied.stderr + aborted.stderr
             break
         run.applied.append(patch.name)
-        commits.append(sh(["git", "rev-parse", "HEAD"], tree).stdout.strip())
+    commits = sh(["git", "rev-list", "--reverse", "base..HEAD"], tree).stdout.split()
     branch = sh(["git", "symbolic-ref", "--short", "HEAD"], tree).stdout.strip()
-    if len(run.applied) == len(series(run.kernel)):
+    complete = len(run.applied) == len(series(run.kernel))
+    if complete:
         build_as_the_board(run)
 
     added = sh(["git", "diff", "--name-only", "--no-renames", "--diff-filter=A", "base", "HEAD"],
@@ -318,7 +318,7 @@ def series_run(request):
         run.builds[name] = kmake(tree, out, "vmlinux")
     checkout = sh(["git", "checkout", "-q", branch], tree)
     assert checkout.returncode == 0, checkout.stderr
-    if len(run.applied) == len(series(run.kernel)):
+    if complete:
         # The last build has every option, the KUnit suite among them: keep
         # a bootable image of it for test_kunit_suite_passes_at_boot.
         images = kmake(tree, out, "bzImage")
