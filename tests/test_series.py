@@ -258,8 +258,8 @@ def is_kconfig(path):
 def paths_in_series(kernel):
     """Every path that a patch of ``kernel``'s series changes, adds or
     removes. The tree's base commit holds those of Debian's files alone:
-    git am and git checkout then read an index of a few dozen files, not
-    of the tree's 80,000, and git applies the same patches to the same
+    git am and git checkout then read an index of 10 to 18 files, not of
+    the tree's 80,000, and git applies the same patches to the same
     files; the rest of the tree stays beside them, untracked."""
     paths = set()
     for patch in series(kernel):
