@@ -32,6 +32,16 @@ def series(kernel=DEFAULT_KERNEL):
     return [patchdir(kernel) / n for n in names]
 
 
+def paths_in_series(kernel=DEFAULT_KERNEL):
+    """Every path that a patch of ``kernel``'s series changes, adds or
+    removes, from the patches' diff headers."""
+    paths = set()
+    for patch in series(kernel):
+        for old, new in re.findall(r"^diff --git a/(\S+) b/(\S+)$", patch.read_text(), re.M):
+            paths.update((old, new))
+    return sorted(paths)
+
+
 # (kernel, patch) for every patch of every series.
 EVERY_PATCH = [(kernel, patch) for kernel in KERNELS for patch in series(kernel)]
 
@@ -134,10 +144,7 @@ def test_checkpatch_strict_is_clean(kernel):
 
 def touched_sources(kernel, tree):
     """The C files and headers that the series adds or changes."""
-    files = set()
-    for patch in series(kernel):
-        files.update(re.findall(r"^\+\+\+ b/(\S+\.[ch])$", patch.read_text(), re.M))
-    return sorted(f for f in files if (tree / f).exists())
+    return [f for f in paths_in_series(kernel) if f.endswith((".c", ".h")) and (tree / f).exists()]
 
 
 @pytest.mark.kernel

@@ -35,7 +35,7 @@ from conftest import (CHECK_KERNELS, DEFAULT_KERNEL, FWEMBED, HARNESS, PYTHON, R
                       make)
 from fwembedlib.board import load_board
 from fwharness.qemu import qemu_command
-from test_patches import series
+from test_patches import paths_in_series, series
 
 BOARD_DIR = ROOT / "boards" / "x86_64"
 BOARD = load_board(BOARD_DIR)
@@ -255,19 +255,6 @@ def is_kconfig(path):
     return path.rpartition("/")[2].startswith("Kconfig")
 
 
-def paths_in_series(kernel):
-    """Every path that a patch of ``kernel``'s series changes, adds or
-    removes. The tree's base commit holds those of Debian's files alone:
-    git am and git checkout then read an index of 10 to 18 files, not of
-    the tree's 80,000, and git applies the same patches to the same
-    files; the rest of the tree stays beside them, untracked."""
-    paths = set()
-    for patch in series(kernel):
-        for old, new in re.findall(r"^diff --git a/(\S+) b/(\S+)$", patch.read_text(), re.M):
-            paths.update((old, new))
-    return sorted(paths)
-
-
 # In the x86_64 board's group, after its build, whose objects ccache serves.
 @pytest.fixture(scope="module", params=[pytest.param(k, marks=build_group("x86_64", k), id=k)
                                         for k in CHECK_KERNELS])
@@ -284,6 +271,10 @@ def series_run(request):
                     f"/usr/src/linux-source-{run.kernel}.tar.xz"], ROOT)
     assert extracted.returncode == 0, extracted.stderr
     git = ["git", "-c", "user.name=fwembed test", "-c", "user.email=test@fwembed.invalid"]
+    # The base commit holds only Debian's files that the series changes:
+    # git am and git checkout then read an index of 10 to 18 files, not of
+    # the tree's 80,000, and git applies the same patches to the same
+    # files; the rest of the tree stays beside them, untracked.
     base_files = [path for path in paths_in_series(run.kernel) if (tree / path).exists()]
     for cmd in (["git", "init", "-q"], ["git", "add", "-f", "--", *base_files],
                 git + ["commit", "-q", "-m", "base"], ["git", "tag", "base"]):
